@@ -199,18 +199,37 @@ static int internal_topics_check(const struct log *lg)
 
 /* ---- open, close, stats ---- */
 
-/* The log's check of a client's transactional batch (coordinator.c CO7). */
-static int txn_verify_append(void *ctx, const char *topic, uint32_t partition, int64_t producer_id,
-                             int16_t producer_epoch)
+/* The local coordinator's answer for (pid, epoch, topic-partition) (coordinator.c CO7), asked
+ * by transactional id or, id NULL, by producer id (an append). */
+static int txn_verify_local(rt_engine *e, const char *id, int64_t producer_id,
+                            int16_t producer_epoch, const char *topic, uint32_t partition)
 {
-    rt_engine *e = ctx;
     struct coordinator *c = txn_coordinator(&e->txn);
     if (!c)
         return error_set(RT_E_INVALID_TXN_STATE,
                          "producer %" PRId64 " holds no transaction: a transactional batch "
                          "needs its partition added first (no transaction was ever started)",
                          producer_id);
-    return coordinator_verify(c, NULL, producer_id, producer_epoch, topic, partition);
+    return coordinator_verify(c, id, producer_id, producer_epoch, topic, partition);
+}
+
+/* The log's check of a client's transactional batch: the embedder's verifier when it gave one
+ * (docs/format.md G.9 TV1), else the local coordinator (CO7). */
+static int txn_verify_append(void *ctx, const char *topic, uint32_t partition, int64_t producer_id,
+                             int16_t producer_epoch)
+{
+    rt_engine *e = ctx;
+    const struct rt_options *o = &e->log.opts;
+    if (!o->txn_verifier)
+        return txn_verify_local(e, NULL, producer_id, producer_epoch, topic, partition);
+    error_clear();
+    int rc = o->txn_verifier(o->txn_verifier_ctx, topic, partition, producer_id, producer_epoch);
+    if (rc && !*rt_error_detail()) /* TV2: a refusal always names its partition */
+        error_set(rc,
+                  "the transaction verifier (rt_options.txn_verifier) refused producer %" PRId64
+                  " epoch %d in %s-%u: %s",
+                  producer_id, producer_epoch, topic, partition, rt_strerror(rc));
+    return rc;
 }
 
 /* rt_open, and rt_test_open with a fault plan (the fault injector's backend, for tests only:
@@ -1684,6 +1703,22 @@ void rt_test_cleaner_clock_set(int64_t skew_ms)
 void rt_test_cleaner_background_set(bool on)
 {
     atomic_store_explicit(&cleaner_background_off, !on, memory_order_relaxed);
+}
+
+int rt_txn_verify(rt_engine *e, const char *id, int64_t producer_id, int16_t producer_epoch,
+                  const char *topic, uint32_t partition)
+{
+    error_clear();
+    if (!e || !topic)
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_verify: NULL argument");
+    if (id && (!*id || strlen(id) > TXN_ID_MAX_BYTES))
+        return error_set(RT_E_INVALID_ARGUMENT, "rt_txn_verify: transactional ids are 1..%d bytes",
+                         TXN_ID_MAX_BYTES);
+    if (producer_id < 0 || producer_epoch < 0)
+        return error_set(RT_E_INVALID_ARGUMENT,
+                         "rt_txn_verify: producer %" PRId64 " epoch %d (both >= 0)", producer_id,
+                         producer_epoch);
+    return txn_verify_local(e, id, producer_id, producer_epoch, topic, partition); /* TV3 */
 }
 
 int rt_txn_verify_set(rt_engine *e, bool on)

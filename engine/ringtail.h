@@ -201,6 +201,18 @@ struct rt_txn_marker {
  * may call rt_txn_write_marker, but no other transactional call. */
 typedef int (*rt_txn_marker_writer_fn)(void *ctx, const struct rt_txn_marker *marker);
 
+/* The transactional-batch verifier (rt_options.txn_verifier; docs/format.md G.9 TV1-TV5): may
+ * producer (producer_id, producer_epoch) append a transactional batch to topic-partition now,
+ * i.e. is the partition in that producer's ongoing transaction at its coordinator? 0 accepts;
+ * an error (RT_E_INVALID_TXN_STATE, RT_E_INVALID_PRODUCER_EPOCH, RT_E_NOT_COORDINATOR for
+ * "could not ask", ...) refuses the batch with that error, nothing appended. Called on
+ * the appending thread (rt_append_batch, rt_append_batch_async's caller) before the batch is
+ * queued, with no engine lock held: it must not block (an embedder that must ask another node
+ * does so before the append and answers here from what it learnt) and may call rt_txn_verify
+ * but no call that appends. */
+typedef int (*rt_txn_verifier_fn)(void *ctx, const char *topic, uint32_t partition,
+                                  int64_t producer_id, int16_t producer_epoch);
+
 /* A partition's write side failed, or recovered in place (docs/architecture.md, "Disk faults
  * that heal"). Told through rt_options.on_fault on the thread that ran the round (an engine
  * shard thread, or an appending thread running its own round): the callback must not block and
@@ -280,6 +292,10 @@ struct rt_options {
                                   engine coordinates (docs/format.md G.8; NULL: into the local
                                   partitions, as a single engine does) */
     void *txn_marker_writer_ctx;
+    rt_txn_verifier_fn txn_verifier; /* decides whether a client's transactional batch may be
+                                  appended (docs/format.md G.9; NULL: this engine's own
+                                  coordinator decides, as a single engine does) */
+    void *txn_verifier_ctx;
 };
 
 /* Fills *opts with the defaults shown above. */
@@ -790,7 +806,8 @@ int rt_append(rt_engine *engine, const char *topic, uint32_t partition,
  * (bit 4) needs a producer id, an epoch and a base sequence >= 0 (else RT_E_INVALID_ARGUMENT);
  * it is accepted only for a partition its producer's transactional id has added to its
  * ongoing transaction (rt_txn_add_partitions, or a transactional rt_producer; see
- * "Transactions over the wire"), else RT_E_INVALID_TXN_STATE; it is then appended under the
+ * "Transactions over the wire"), else RT_E_INVALID_TXN_STATE — or, with
+ * rt_options.txn_verifier, only when that verifier answers 0 (its error otherwise; G.9); it is then appended under the
  * producer rules like any producer batch and opens a transaction for its producer in that
  * partition, which pins the partition's last stable offset until the coordinator's marker ends
  * it (or an operator releases it with rt_txn_abort_partition).
@@ -1348,6 +1365,19 @@ int rt_txn_abort_partition(rt_engine *engine, const char *topic, uint32_t partit
  * engine follows), RT_E_READ_ONLY, RT_E_IO_FAILED, RT_E_CLOSED, -errno. */
 int rt_txn_write_marker(rt_engine *engine, const char *topic, uint32_t partition,
                         int64_t producer_id, int16_t producer_epoch, bool commit);
+
+/* KIP-890 part 1's check, asked of this engine's coordinator without appending anything
+ * (docs/format.md G.9 TV3): 0 when the transactional id (or, NULL, whichever id holds
+ * producer_id) is Ongoing at producer_epoch with topic-partition added; the partition need not
+ * exist here (the coordinator of a cluster answers for partitions other nodes lead). Changes no
+ * state. Errors: RT_E_INVALID_ARGUMENT (NULL engine or topic, an id not 1..1024 bytes, a
+ * negative producer id or epoch), RT_E_INVALID_TXN_STATE (not added, nothing open, no such id
+ * or producer; asked by producer id, also another id now holding it), RT_E_PRODUCER_FENCED
+ * (asked by id: an older epoch, or the id holds another producer id),
+ * RT_E_INVALID_PRODUCER_EPOCH (a newer epoch than the coordinator's; asked by producer id, also
+ * an older one), RT_E_NOT_COORDINATOR (this engine follows `__transaction_state`-0). */
+int rt_txn_verify(rt_engine *engine, const char *transactional_id, int64_t producer_id,
+                  int16_t producer_epoch, const char *topic, uint32_t partition);
 
 /* One producer a partition's producer state holds (rt_partition_producers; what Kafka's
  * DescribeProducers answers). */

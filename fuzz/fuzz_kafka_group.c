@@ -1,6 +1,7 @@
 /*
  * fuzz_kafka_group.c — libFuzzer target for issue 13's request decoders (transactions:
- * AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit; groups: OffsetCommit,
+ * AddPartitionsToTxn v0-4 (v4: KIP-890's broker-to-broker VerifyOnly batches), AddOffsetsToTxn,
+ * EndTxn, TxnOffsetCommit; groups: OffsetCommit,
  * OffsetFetch, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ListGroups, DescribeGroups;
  * KIP-664: DescribeProducers, DescribeTransactions, ListTransactions; tools/kafka/proto/kmsg_txn.c,
  * kmsg_group.c, kmsg_ops.c), input layout in kafka_fuzz.h. What decodes is answered
@@ -44,8 +45,18 @@ static void respond(int16_t key, int16_t version, const union kmsg_request *req,
     case KAFKA_ADD_PARTITIONS_TO_TXN: {
         const struct kmsg_add_partitions_to_txn_request *q = &req->add_partitions_to_txn;
         kf_str_inside(q->transactional_id);
+        /* v4 (KIP-890's batches): the first transaction's id and topics echoed */
+        static struct kmsg_add_partitions_to_txn_result txn_result;
         struct kmsg_add_partitions_to_txn_response m = {
-            0, topic_errors, echo_txn_topics(q->topics, q->topics_count)};
+            .results = topic_errors, .results_count = echo_txn_topics(q->topics, q->topics_count)};
+        if (q->transactions_count > 0) {
+            kf_str_inside(q->transactions[0].transactional_id);
+            txn_result = (struct kmsg_add_partitions_to_txn_result){
+                q->transactions[0].transactional_id, topic_errors,
+                echo_txn_topics(q->transactions[0].topics, q->transactions[0].topics_count)};
+            m.results_by_transaction = &txn_result;
+            m.results_by_transaction_count = 1;
+        }
         rc = kmsg_add_partitions_to_txn_response_encode(w, version, &m);
         break;
     }

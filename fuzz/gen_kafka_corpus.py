@@ -126,3 +126,7 @@ seed("kafka_group", 16, 4, bytes([2]) + cstr(b"Stable") + T, "hand.ListGroups_v4
 seed("kafka_group", 15, 5, bytes([2]) + cstr(b"g") + bytes([1]) + T, "hand.DescribeGroups_v5")
 seed("kafka_meta", 10, 4, bytes([1]) + bytes([3]) + cstr(b"g1") + cstr(b"g2") + T,
      "hand.FindCoordinator_v4")
+# AddPartitionsToTxn v4 (KIP-890's batched VerifyOnly, broker to broker; txn_verify.c KTV5)
+seed("kafka_group", 24, 4, bytes([2]) + cstr(b"tx") + struct.pack(">qh", 7, 2) + bytes([1]) +
+     bytes([2]) + cstr(b"t") + bytes([3]) + struct.pack(">ii", 0, 1) + T + T + T,
+     "hand.AddPartitionsToTxn_v4")

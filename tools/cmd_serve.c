@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "tools/kafka/cluster/metadata_node.h"
 #include "tools/kafka/handlers/handle_txn.h"
+#include "tools/kafka/handlers/txn_verify.h"
 #include "tools/kafka/proto/api.h"
 #include "tools/kafka/metrics/metrics.h"
 #include "tools/kafka/net/net_tls.h"
@@ -879,7 +880,8 @@ static int serve_stop(struct kafka_server *srv, rt_engine *e, struct kafka_metri
     uint64_t kcopied = atomic_load(&nc->zc_kernel_copied);
     kafka_metrics_stop(metrics); /* no scrape reads the server or the engine after this */
     kafka_server_stop(srv);
-    net_tls_free(tls); /* no connection uses it after the stop */
+    kafka_txn_verify_stop(); /* no Produce is parked after the stop (txn_verify.c KTV2) */
+    net_tls_free(tls);       /* no connection uses it after the stop */
     fprintf(stderr,
             "ringtail serve: %" PRIu64 " connections, %" PRIu64
             " requests; fetched records: %" PRIu64 " bytes sent zero-copy, %" PRIu64
@@ -953,13 +955,23 @@ int cmd_serve(int argc, char **argv)
         txn_writer.self = a.node_id;
         a.eo.txn_marker_writer = kafka_txn_marker_writer;
         a.eo.txn_marker_writer_ctx = &txn_writer;
+        /* KIP-890 across nodes (txn_verify.c KTV3; format.md G.9) */
+        int vrc = kafka_txn_verify_start(a.node_id);
+        if (vrc) {
+            cli_fail("serve", "transaction verifier: %s", strerror(-vrc));
+            net_tls_free(a.tls_ctx);
+            return CLI_EXIT_FAIL;
+        }
+        a.eo.txn_verifier = kafka_txn_verify_batch;
     }
     code = serve_start(&a, &e, &srv, &metrics);
     if (code != SERVE_GO_ON) {
+        kafka_txn_verify_stop();
         net_tls_free(a.tls_ctx);
         return code;
     }
     atomic_store_explicit(&txn_writer.engine, e, memory_order_release);
+    kafka_txn_verify_attach(e);
     struct metadata_node *cluster = NULL; /* --voters: the metadata quorum beside the broker */
     if (a.voters) {
         char err[1024] = "";

@@ -7,16 +7,19 @@ usage: markers_wire.py PORT_Y PORT_X TOPIC PY PX
   node Y (at PORT_Y) leads TOPIC-PY and not TOPIC-PX; node X (at PORT_X) leads TOPIC-PX.
 
 Each check prints "ok - ..." or "FAIL - ..."; exit 1 if any failed. Checks, at node Y unless said:
-  - a transaction of id mw-c (InitProducerId, AddPartitionsToTxn, a transactional Produce of
-    "mw-c1" to PY) pins the LSO of PY (ListOffsets READ_COMMITTED) below the log end;
+  - a transaction of id mw-c (InitProducerId and AddPartitionsToTxn at X, the coordinator; a
+    transactional Produce of "mw-c1" to PY at Y, which verifies it with X: txn_verify.c, KIP-890
+    across nodes) pins the LSO of PY (ListOffsets READ_COMMITTED) below the log end;
   - WriteTxnMarkers v1 COMMIT of its producer id and epoch for PY answers NONE, and the LSO
     reaches the log end (the marker is in; read_committed readers see mw-c1);
   - the same marker again answers NONE (KTM5), written as a no-op control batch;
   - a transaction of id mw-a ("mw-a1"), then WriteTxnMarkers v0 ABORT: NONE and the LSO at the
     log end (the caller's read_committed consumer must not see mw-a1);
-  - mw-a initialised again (the same producer id, a newer epoch) writes "mw-a2"; a marker at the
+  - mw-a initialised again at X (the same producer id, a newer epoch) writes "mw-a2"; a marker at the
     older epoch answers INVALID_PRODUCER_EPOCH (47, stale: the sender counts it as written) and
     the LSO stays pinned; its ABORT at the new epoch answers NONE;
+  - at node X, the coordinator, mw-c is committed and mw-a aborted (their markers repeat the
+    ones above: nothing left open for a new coordinator to abort while the nodes stop);
   - WriteTxnMarkers for PX (led by X): NOT_LEADER_OR_FOLLOWER (6), and PX's log end unchanged;
   - WriteTxnMarkers for a topic no node has: UNKNOWN_TOPIC_OR_PARTITION (3);
   - at node X: AddPartitionsToTxn of PY (led by Y) answers NONE (KT8 no longer refuses it), and
@@ -121,10 +124,11 @@ def offsets(c, topic, part):
     return tuple(out)
 
 
-def pending_txn(c, txn_id, topic, part, value):
-    """A transaction of txn_id holding one record in topic-part at this node: (pid, epoch)."""
-    err, pid, epoch = init_pid(c, txn_id, 60000)
-    res = add_partitions(c, txn_id, pid, epoch, topic, [part])
+def pending_txn(cc, c, txn_id, topic, part, value):
+    """A transaction of txn_id, begun at the coordinator (cc), holding one record in topic-part
+    at this node (c; verified with the coordinator, KIP-890 across nodes): (pid, epoch)."""
+    err, pid, epoch = init_pid(cc, txn_id, 60000)
+    res = add_partitions(cc, txn_id, pid, epoch, topic, [part])
     e = produce(c, txn_id, topic, part, record_batch(pid, epoch, 0, value))
     check(err == 0 and res == {part: 0} and e == 0,
           "%s: InitProducerId, AddPartitionsToTxn and a transactional Produce (%d %r %d)"
@@ -137,8 +141,9 @@ def main():
     ay, ax = "127.0.0.1:" + py_port, "127.0.0.1:" + px_port
     py, px = int(py), int(px)
     cy = kwire.Conn(ay, "markers_wire")
+    cx = kwire.Conn(ax, "markers_wire")  # the coordinator's node
 
-    pid, epoch = pending_txn(cy, "mw-c", topic, py, b"mw-c1")
+    pid, epoch = pending_txn(cx, cy, "mw-c", topic, py, b"mw-c1")
     end, lso = offsets(cy, topic, py)
     check(0 <= lso < end, "pending: the LSO of %s-%d (%d) below its log end (%d)" % (topic, py, lso, end))
     e = write_markers(ay, 1, pid, epoch, True, topic, py)
@@ -151,7 +156,7 @@ def main():
     end3, lso3 = offsets(cy, topic, py)
     check(lso3 == end3, "... the LSO still at the log end (%d/%d)" % (lso3, end3))
 
-    pid_a, epoch_a = pending_txn(cy, "mw-a", topic, py, b"mw-a1")
+    pid_a, epoch_a = pending_txn(cx, cy, "mw-a", topic, py, b"mw-a1")
     e = write_markers(ay, 0, pid_a, epoch_a, False, topic, py)
     check(e == 0, "WriteTxnMarkers v0 ABORT: NONE (%r)" % e)
     end4, lso4 = offsets(cy, topic, py)
@@ -160,11 +165,11 @@ def main():
     # a newer epoch of mw-a's producer (InitProducerId again: its coordinator ends what it held
     # and bumps the epoch), then a marker at the old epoch: stale (KTM5)
     for _ in range(50):
-        err, pid_b, epoch_b = init_pid(cy, "mw-a", 60000)
+        err, pid_b, epoch_b = init_pid(cx, "mw-a", 60000)
         if err != 51:  # CONCURRENT_TRANSACTIONS while the old one ends
             break
         time.sleep(0.1)
-    res = add_partitions(cy, "mw-a", pid_b, epoch_b, topic, [py])
+    res = add_partitions(cx, "mw-a", pid_b, epoch_b, topic, [py])
     e = produce(cy, "mw-a", topic, py, record_batch(pid_b, epoch_b, 0, b"mw-a2"))
     check(err == 0 and pid_b == pid_a and epoch_b > epoch_a and res == {py: 0} and e == 0,
           "mw-a again: the same producer id at a newer epoch, writing (%d %d %d %r %d)"
@@ -175,6 +180,12 @@ def main():
     check(lso5 < end5, "... and the newer transaction still pending (%d/%d)" % (lso5, end5))
     e = write_markers(ay, 1, pid_b, epoch_b, False, topic, py)
     check(e == 0, "its ABORT marker: NONE (%r)" % e)
+    # The coordinator X still holds mw-c and mw-a open (the markers above were this script's):
+    # ended there now, their markers (repeats: no-op control batches) go to Y on the ISR, so no
+    # open transaction is left for a new coordinator to abort while the nodes stop one by one.
+    e1 = end_txn(cx, "mw-c", pid, epoch, True)
+    e2 = end_txn(cx, "mw-a", pid_b, epoch_b, False)
+    check(e1 == 0 and e2 == 0, "at node X: mw-c committed and mw-a aborted (%d %d)" % (e1, e2))
 
     endx, _ = offsets(kwire.Conn(ax, "markers_wire"), topic, px)
     e = write_markers(ay, 1, pid, epoch, True, topic, px)
@@ -185,7 +196,6 @@ def main():
     check(e == 3, "WriteTxnMarkers for a topic no node has: UNKNOWN_TOPIC_OR_PARTITION (%r)" % e)
 
     # ---- the coordinator at X, a partition led by Y: X sends the marker ----
-    cx = kwire.Conn(ax, "markers_wire")
     err, xpid, xepoch = init_pid(cx, "mw-x", 60000)
     res = add_partitions(cx, "mw-x", xpid, xepoch, topic, [py])
     check(err == 0 and res == {py: 0},

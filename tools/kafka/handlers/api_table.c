@@ -52,6 +52,13 @@
  *        listeners are "broker"), but only a transaction coordinator sends it (and KIP-664's
  *        operator abort, which ringtail's `txn abort` replaces); a single broker writes its
  *        markers itself, so its ApiVersions stays byte for byte what it was.
+ *   KA9  An advertised row may describe versions above the advertised ones (codec_max >
+ *        adv_max): those are broker-to-broker forms, served only on a cluster node
+ *        (kafka_api_internal) and never advertised. AddPartitionsToTxn v4 (KIP-890's batched
+ *        VerifyOnly, which a partition leader sends the transaction coordinator; txn_verify.c
+ *        KTV5) is one: Kafka 3.6+ advertises 0-4 (clients build v3 at most, forClient), but
+ *        ringtail's nodes know each other's versions, so a single broker's ApiVersions, the
+ *        goldens and the README's table stay byte-identical.
  */
 #include <stddef.h>
 
@@ -60,6 +67,7 @@
 #include "tools/kafka/handlers/handle_offsets.h"
 #include "tools/kafka/handlers/handle_txn.h"
 #include "tools/kafka/handlers/handle_txn_markers.h"
+#include "tools/kafka/handlers/txn_verify.h"
 #include "tools/kafka/proto/kmsg_int.h"
 
 /* The handlers whose signature is not (slot, body_at) yet. */
@@ -98,7 +106,9 @@ H(alter_partition, kafka_handle_alter_partition(s))
 H(offset_for_leader_epoch, kafka_handle_offset_for_leader_epoch(s))
 H(describe_transactions, kafka_handle_describe_transactions(s))
 H(list_transactions, kafka_handle_list_transactions(s))
-H(add_partitions_to_txn, kafka_handle_add_partitions_to_txn(s))
+/* v4 is a partition leader's VerifyOnly question (KA9; txn_verify.c KTV5) */
+H(add_partitions_to_txn, s->header.api_version >= 4 ? kafka_handle_add_partitions_to_txn_v4(s)
+                                                    : kafka_handle_add_partitions_to_txn(s))
 H(add_offsets_to_txn, kafka_handle_add_offsets_to_txn(s))
 H(end_txn, kafka_handle_end_txn(s))
 H(write_txn_markers, kafka_handle_write_txn_markers(s))
@@ -180,7 +190,8 @@ static int h_offset_commit(struct kafka_slot *s, size_t body_at)
     "idempotent producer ids; with a transactional id, the coordinator's; v3+ recovers a fenced "  \
     "or failed transaction by an epoch bump (KIP-360)"
 #define add_partitions_to_txn_note                                                                 \
-    "v4+ (KIP-890's broker-to-broker verification) not served; PRODUCER_FENCED from v2"
+    "v4 (KIP-890's broker-to-broker verification) only between cluster nodes, not advertised; "    \
+    "PRODUCER_FENCED from v2"
 #define add_offsets_to_txn_note "PRODUCER_FENCED from v2"
 #define end_txn_note            "PRODUCER_FENCED from v2"
 #define txn_offset_commit_note  "v3 checks the consumer's generation and member (KIP-447)"
@@ -243,7 +254,8 @@ const struct kafka_api kafka_api_rows[] = {
      * a durable write round, so it runs off the loops (KA7) */
     ROW_INTERNAL(KAFKA_OFFSET_FOR_LEADER_EPOCH, "OffsetForLeaderEpoch", 0, 4, 4,
                  offset_for_leader_epoch, h_offset_for_leader_epoch, true),
-    ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 3, 0, 3, 3, true,
+    /* v4 described and served on a cluster node, not advertised (KA9) */
+    ROW(KAFKA_ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 4, 0, 3, 3, true,
         add_partitions_to_txn, h_add_partitions_to_txn, false),
     ROW(KAFKA_ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 3, 0, 3, 3, true, add_offsets_to_txn,
         h_add_offsets_to_txn, false),

@@ -97,6 +97,8 @@ struct kafka_slot {
      * (connection.failed.authentication.delay.ms; handle_sasl.c KSA3). */
     bool sasl_delayed;
     bool sasl_delayed_close;
+    /* A transactional Produce's second pass: the coordinator's answers (txn_verify.c KTV7). */
+    struct kafka_txn_verify_job *txn_verify;
 };
 
 /* Handlers: each returns a net verdict. */

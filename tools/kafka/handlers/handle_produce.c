@@ -37,6 +37,11 @@
  *        in the replica state once every batch is appended (never a loop thread waiting): each
  *        appended partition waits for the high watermark to pass its last batch (rs_wait, RS5),
  *        counted in ops_pending as the batches were, so the answer is still encoded once.
+ *   KPR7  In a cluster a transactional Produce whose transactional id another node coordinates
+ *        is first handed to the transaction verifier (txn_verify.c KTV2, KIP-890 part 1) when
+ *        a partition it leads is not yet verified: the handler answers NET_PENDING having
+ *        touched nothing, and the verifier's thread runs it again with the coordinator's
+ *        answers, a refused partition answered with its code (KTV4), nothing appended.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -46,6 +51,7 @@
 #include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
+#include "tools/kafka/handlers/txn_verify.h"
 
 /* Each batch in flight takes an rt_append_op (~0.5 KiB): a 100 MiB request of 61-byte batches
  * would otherwise make the broker hold ~0.9 GiB of ops for it. */
@@ -229,6 +235,8 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
 {
     struct kafka_server *srv = s->server;
     const struct kmsg_produce_request *q = &s->msg.produce;
+    if (kafka_txn_verify_park(s)) /* KPR7: the coordinator is asked first */
+        return NET_PENDING;
     bool acks_ok = q->acks == 0 || q->acks == 1 || q->acks == -1;
     s->acks_none = q->acks == 0;
 
@@ -347,6 +355,8 @@ enum net_verdict kafka_handle_produce(struct kafka_slot *s)
                 r->error_code = rs_check(rs, name, qp->index, -1, &isr_n, &min_isr);
                 if (r->error_code == KAFKA_NONE && q->acks == -1 && isr_n < min_isr)
                     r->error_code = KAFKA_NOT_ENOUGH_REPLICAS;
+                if (r->error_code == KAFKA_NONE) /* KPR7: what the coordinator refused */
+                    r->error_code = kafka_txn_verify_error(s, name, qp->index);
                 if (r->error_code != KAFKA_NONE)
                     continue;
                 if (s->produce_waits) {

@@ -96,6 +96,7 @@
 #include "tools/kafka/handlers/handle_offsets.h"
 #include "tools/kafka/handlers/handle_txn_markers.h"
 #include "tools/kafka/handlers/txn_cluster.h"
+#include "tools/kafka/handlers/txn_verify.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -301,8 +302,11 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
                     mk->topic, mk->partition, l.leader, w->self);
         return RT_E_NOT_COORDINATOR;
     }
-    return rt_txn_write_marker(e, mk->topic, mk->partition, mk->producer_id, mk->producer_epoch,
-                               mk->commit);
+    int rc = rt_txn_write_marker(e, mk->topic, mk->partition, mk->producer_id, mk->producer_epoch,
+                                 mk->commit);
+    if (rc == 0) /* txn_verify.c KTV6: the transaction ended in that partition */
+        kafka_txn_verify_marker(mk->producer_id, mk->topic, mk->partition);
+    return rc;
 }
 
 /* ---- the engine's asynchronous calls (KT5) ---- */

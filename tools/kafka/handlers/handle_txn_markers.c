@@ -55,6 +55,7 @@
 #include "tools/kafka/cluster/metadata_node.h"
 #include "tools/kafka/cluster/replica_state.h"
 #include "tools/kafka/handlers/authorize.h"
+#include "tools/kafka/handlers/txn_verify.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -123,7 +124,8 @@ static int16_t marker_write(struct kafka_slot *s, struct replica_state *rs,
     int rc = rt_txn_write_marker(e, name, (uint32_t)p, m->producer_id, m->producer_epoch,
                                  m->transaction_result);
     switch (rc) {
-    case 0:
+    case 0: /* txn_verify.c KTV6: the transaction ended in that partition */
+        kafka_txn_verify_marker(m->producer_id, name, (uint32_t)p);
         return KAFKA_NONE; /* KTM5: a repeated marker too */
     case RT_E_INVALID_PRODUCER_EPOCH:
         return KAFKA_INVALID_PRODUCER_EPOCH; /* KTM5: stale */

@@ -31,8 +31,9 @@
  *         served from then on), then rt_partition_resign, after which every transactional call
  *         answers RT_E_NOT_COORDINATOR. Gaining it: only once the leader side has set the
  *         image's leader epoch of `__transaction_state`-0 (rs_check NONE; the leader epochs of
- *         the data partitions this node leads were set before, MN11), the engine rebuilds the
- *         coordinator (rt_partition_become_leader: replay, reconciliation, decided transactions
+ *         the data partitions this node leads were set before, MN11; a node named leader before
+ *         it ever resigned resigns once first: the engine makes the partition only then), the
+ *         engine rebuilds the coordinator (rt_partition_become_leader: replay, reconciliation, decided transactions
  *         completed, open ones fenced and aborted, G.7 CM1-CM6), and only then is it marked led.
  *   KTC4  acks=all for the coordinator: a transactional answer that follows a successful engine
  *         call is sent only once the high watermark of `__transaction_state`-0 has reached the
@@ -143,8 +144,15 @@ bool kafka_txn_state_role(void *ctx, bool lead)
         if (atomic_load(role) == ROLE_LEADING)
             return true;
         struct replica_state *rs = kafka_replicas(srv);
-        if (rs && rs_check(rs, TXN_STATE_TOPIC, 0, -1, NULL, NULL) != KAFKA_NONE)
+        if (rs && rs_check(rs, TXN_STATE_TOPIC, 0, -1, NULL, NULL) != KAFKA_NONE) {
+            /* KTC3: the engine makes the partition only when its coordinator first runs, and
+             * the leader side cannot set the epoch of a partition the engine lacks: a node
+             * named leader before it ever resigned resigns once (which makes it), so the
+             * leader side sets the epoch and the next tick becomes leader. */
+            if (atomic_load(role) == ROLE_UNKNOWN)
+                (void)kafka_txn_state_role(ctx, false);
             return false; /* KTC3: the leader side sets the epoch first; the next tick */
+        }
         int rc = rt_partition_become_leader(srv->engine, TXN_STATE_TOPIC, 0);
         if (rc) {
             fprintf(stderr, "ringtail serve: transactions: loading %s-0: %s (%s)\n",

@@ -50,7 +50,9 @@ bool kafka_api_supported(int16_t key, int16_t version)
 bool kafka_api_internal(int16_t key, int16_t version)
 {
     const struct kafka_api *a = kafka_api_find(key);
-    return a && a->internal && !a->advertised && version >= a->codec_min && version <= a->codec_max;
+    if (!a || version < a->codec_min || version > a->codec_max)
+        return false;
+    return (a->internal && !a->advertised) || (a->advertised && version > a->adv_max); /* KA9 */
 }
 
 bool kafka_api_flexible(int16_t key, int16_t version)

@@ -191,7 +191,8 @@ const struct kafka_api *kafka_api_table(size_t *count);
  * UNSUPPORTED_VERSION (ApiVersions: see kmsg_api_versions_response_version). */
 bool kafka_api_supported(int16_t key, int16_t version);
 /* True when (key, version) is a broker-to-controller request inside its codec range: not
- * advertised, handled only by a cluster node (api_table.c KA8). */
+ * advertised, handled only by a cluster node (api_table.c KA8); or a version of an advertised
+ * API above the advertised ones, a broker-to-broker form (KA9). */
 bool kafka_api_internal(int16_t key, int16_t version);
 /* True when (key, version) is encoded flexibly (compact strings, tagged fields, request header
  * v2). An unknown key is not flexible. */

@@ -690,7 +690,8 @@ int kmsg_delete_records_response_encode(struct kp_writer *w, int16_t version,
 /* ==== issue 13: transactions and groups over the wire (api_table.c advertises them). The
  * transactional APIs are flexible from v3, OffsetFetch from v6. ==== */
 
-/* ---- AddPartitionsToTxn (24), v0-3 (flexible from v3) ---- */
+/* ---- AddPartitionsToTxn (24), v0-4 (flexible from v3; v4 is KIP-890's broker-to-broker
+ * form, never advertised: api_table.c KA9) ---- */
 
 struct kmsg_txn_topic {
     struct kp_str name;
@@ -698,8 +699,20 @@ struct kmsg_txn_topic {
     int32_t partitions_count;
 };
 
-struct kmsg_add_partitions_to_txn_request {
+/* v4+: one transaction of the batch (a partition leader's verification, KIP-890 part 1). */
+struct kmsg_add_partitions_to_txn_transaction {
     struct kp_str transactional_id;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    bool verify_only; /* only ask whether the partitions are in the transaction */
+    struct kmsg_txn_topic *topics;
+    int32_t topics_count;
+};
+
+struct kmsg_add_partitions_to_txn_request {
+    struct kmsg_add_partitions_to_txn_transaction *transactions; /* v4+ */
+    int32_t transactions_count;
+    struct kp_str transactional_id; /* v0-3, as the three below */
     int64_t producer_id;
     int16_t producer_epoch;
     struct kmsg_txn_topic *topics;
@@ -719,9 +732,19 @@ struct kmsg_topic_errors {
     int32_t partitions_count;
 };
 
+/* v4+: one transaction's answer. */
+struct kmsg_add_partitions_to_txn_result {
+    struct kp_str transactional_id;
+    const struct kmsg_topic_errors *topic_results;
+    int32_t topic_results_count;
+};
+
 struct kmsg_add_partitions_to_txn_response {
     int32_t throttle_time_ms;
-    const struct kmsg_topic_errors *results;
+    int16_t error_code; /* v4+: the request's as a whole */
+    const struct kmsg_add_partitions_to_txn_result *results_by_transaction; /* v4+ */
+    int32_t results_by_transaction_count;
+    const struct kmsg_topic_errors *results; /* v0-3 */
     int32_t results_count;
 };
 

@@ -4,12 +4,17 @@
  * arrays, a tagged-field section after each struct; Kafka's v2 of the first three differs from
  * v1 only in that PRODUCER_FENCED may be answered), OffsetCommit (v0-8, flexible from v8),
  * OffsetFetch (v0-8, flexible from v6). It owns their descriptions and must never decide an
- * answer (the server does). AddPartitionsToTxn v4+ (KIP-890's broker-to-broker batches) is not
- * described.
+ * answer (the server does). AddPartitionsToTxn v4 (KIP-890's broker-to-broker batches, a
+ * partition leader's VerifyOnly question to the transaction coordinator) is described; v5
+ * (TRANSACTION_ABORTABLE, KIP-890 part 2) is not.
  *
- *   AddPartitionsToTxn request: transactional_id STRING, producer_id i64, producer_epoch i16,
- *     topics [name STRING, partitions [i32]]
- *   AddPartitionsToTxn response: throttle_time_ms i32, results [name STRING,
+ *   AddPartitionsToTxn request v0-3: transactional_id STRING, producer_id i64, producer_epoch
+ *     i16, topics [name STRING, partitions [i32]]; v4: transactions [transactional_id STRING,
+ *     producer_id i64, producer_epoch i16, verify_only BOOL, topics [name STRING,
+ *     partitions [i32]]] (and none of the v0-3 fields)
+ *   AddPartitionsToTxn response: throttle_time_ms i32, error_code i16 (v4+),
+ *     results_by_transaction (v4+) [transactional_id STRING, topic_results [name STRING,
+ *     results [partition_index i32, error_code i16]]], results (v0-3) [name STRING,
  *     results [partition_index i32, error_code i16]]
  *   AddOffsetsToTxn request: transactional_id STRING, producer_id i64, producer_epoch i16,
  *     group_id STRING;  response: throttle_time_ms i32, error_code i16
@@ -81,30 +86,52 @@ static const struct kd_struct error_response_d =
 
 /* ---- AddPartitionsToTxn ---- */
 
+#define S struct kmsg_add_partitions_to_txn_transaction
+static const struct kd_field add_partitions_to_txn_transaction_f[] = {
+    KF(S, transactional_id, KD_STR, 4, KD_NEVER), KF(S, producer_id, KD_I64, 4, KD_NEVER),
+    KF(S, producer_epoch, KD_I16, 4, KD_NEVER),   KF(S, verify_only, KD_BOOL, 4, KD_NEVER),
+    KA(S, topics, 4, KD_NEVER, kmsg_txn_topic_d),
+};
+#undef S
+static const struct kd_struct add_partitions_to_txn_transaction_d =
+    KD_STRUCT(struct kmsg_add_partitions_to_txn_transaction, add_partitions_to_txn_transaction_f);
+
 #define S struct kmsg_add_partitions_to_txn_request
 static const struct kd_field add_partitions_to_txn_request_f[] = {
-    KF(S, transactional_id, KD_STR, 0, KD_NEVER),
-    KF(S, producer_id, KD_I64, 0, KD_NEVER),
-    KF(S, producer_epoch, KD_I16, 0, KD_NEVER),
-    KA(S, topics, 0, KD_NEVER, kmsg_txn_topic_d),
+    KA(S, transactions, 4, KD_NEVER, add_partitions_to_txn_transaction_d),
+    KF(S, transactional_id, KD_STR, 0, 3),
+    KF(S, producer_id, KD_I64, 0, 3),
+    KF(S, producer_epoch, KD_I16, 0, 3),
+    KA(S, topics, 0, 3, kmsg_txn_topic_d),
 };
 #undef S
 static const struct kd_struct add_partitions_to_txn_request_d =
     KD_STRUCT(struct kmsg_add_partitions_to_txn_request, add_partitions_to_txn_request_f);
 
+#define S struct kmsg_add_partitions_to_txn_result
+static const struct kd_field add_partitions_to_txn_result_f[] = {
+    KF(S, transactional_id, KD_STR, 4, KD_NEVER),
+    KA(S, topic_results, 4, KD_NEVER, topic_errors_d),
+};
+#undef S
+static const struct kd_struct add_partitions_to_txn_result_d =
+    KD_STRUCT(struct kmsg_add_partitions_to_txn_result, add_partitions_to_txn_result_f);
+
 #define S struct kmsg_add_partitions_to_txn_response
 static const struct kd_field add_partitions_to_txn_response_f[] = {
     KF(S, throttle_time_ms, KD_I32, 0, KD_NEVER),
-    KA(S, results, 0, KD_NEVER, topic_errors_d),
+    KF(S, error_code, KD_I16, 4, KD_NEVER),
+    KA(S, results_by_transaction, 4, KD_NEVER, add_partitions_to_txn_result_d),
+    KA(S, results, 0, 3, topic_errors_d),
 };
 #undef S
 static const struct kd_struct add_partitions_to_txn_response_d =
     KD_STRUCT(struct kmsg_add_partitions_to_txn_response, add_partitions_to_txn_response_f);
 
 KD_MESSAGE(kd_add_partitions_to_txn_request, "AddPartitionsToTxnRequest",
-           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 3, 3, &add_partitions_to_txn_request_d, NULL);
+           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 4, 3, &add_partitions_to_txn_request_d, NULL);
 KD_MESSAGE(kd_add_partitions_to_txn_response, "AddPartitionsToTxnResponse",
-           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 3, 3, &add_partitions_to_txn_response_d, NULL);
+           KAFKA_ADD_PARTITIONS_TO_TXN, 0, 4, 3, &add_partitions_to_txn_response_d, NULL);
 
 /* ---- AddOffsetsToTxn ---- */
 

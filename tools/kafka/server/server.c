@@ -13,7 +13,8 @@
  *        (what a Kafka broker does with a request it cannot parse). ApiVersions is the
  *        exception: an unknown version is answered at v0 with UNSUPPORTED_VERSION (KIP-511);
  *        on a cluster node (--voters) the internal broker-to-controller rows are handled too
- *        within their codec range (api_table.c KA8), never advertised.
+ *        within their codec range (api_table.c KA8), and an advertised API's broker-to-broker
+ *        versions above the advertised ones (KA9: AddPartitionsToTxn v4), never advertised.
  *   KS2  The slot's arena grows (doubling, up to KAFKA_ARENA_MAX_BYTES) only when a request's
  *        arrays did not fit, and is reused after: no allocation per request once warm.
  *   KS3  Every rt_fetch a response points into is held until net's release hook, which runs
@@ -24,7 +25,9 @@
  *        so the connection's answers keep their order and the loop keeps serving its other
  *        connections while a topic is created, deleted or altered. A Produce that names a
  *        topic auto-creation must create goes there too (its appends then complete it as
- *        usual: NET_PENDING is not completed by the admin thread). The admin thread outlives
+ *        usual: NET_PENDING is not completed by the admin thread), and AddPartitionsToTxn v4
+ *        (txn_verify.c KTV5: the coordinator's lock on an id may be held across a marker
+ *        writer's network round). The admin thread outlives
  *        net_stop (which waits for pending requests) and is joined after it.
  *   KS5  Every connection has its kafka_session (handlers/session.h) from accept to close,
  *        made before its slots and freed after them: a handler may always read
@@ -273,8 +276,9 @@ static enum net_verdict hook_request(void *ctx, struct net_req *req)
             return refuse(s, rc == KP_E_LIMIT ? "request arrays too large"
                                               : "request body does not decode");
     }
-    if (api->off_loop || (key == KAFKA_PRODUCE && kafka_produce_creates_topic(s)))
-        return admin_enqueue(srv, s, body_at); /* KS4 */
+    if (api->off_loop || (key == KAFKA_PRODUCE && kafka_produce_creates_topic(s)) ||
+        (key == KAFKA_ADD_PARTITIONS_TO_TXN && s->header.api_version >= 4)) /* txn_verify KTV5 */
+        return admin_enqueue(srv, s, body_at);                              /* KS4 */
     return (enum net_verdict)api->handler(s, body_at);
 }
 
