@@ -108,13 +108,13 @@ else:
     raise SystemExit("no group coordinated by a node other than %d" % leader)
 PYEOF
 RC=$?
-read -r G COORD E0 O0 E7 <"$T/out"
-if [ "$RC" = 0 ] && [ "$COORD" != "$LEADER" ] && [ "$E0" = 0 ] && [ "$O0" = -1 ]; then
-    ok "group $G's coordinator, node $COORD (not oi's replica $LEADER), answers OffsetFetch of oi-0: NONE, offset -1"
+read -r grp coord e0 o0 e7 <"$T/out"
+if [ "$RC" = 0 ] && [ "$coord" != "$LEADER" ] && [ "$e0" = 0 ] && [ "$o0" = -1 ]; then
+    ok "group $grp's coordinator, node $coord (not oi's replica $LEADER), answers OffsetFetch of oi-0: NONE, offset -1"
 else
     bad "OffsetFetch of oi-0 at a coordinator without the topic: $(cat "$T/out")"
 fi
-[ "$RC" = 0 ] && [ "$E7" = 3 ] && ok "and of oi-7 (no such partition): UNKNOWN_TOPIC_OR_PARTITION" ||
+[ "$RC" = 0 ] && [ "$e7" = 3 ] && ok "and of oi-7 (no such partition): UNKNOWN_TOPIC_OR_PARTITION" ||
     bad "OffsetFetch of oi-7: $(cat "$T/out")"
 
 echo "$passed passed, $failed failed"
