@@ -42,7 +42,10 @@
 # tests/conformance/expected-cluster.txt (the suite's transaction, idempotence and
 # multi-broker tests, and the group and offset tests; --tests narrows them) and compares with
 # that file; a node that died is restarted over its directory; afterwards `ringtail cluster
-# check --prefix` over the three stopped nodes' directories is the verify step.
+# check --prefix` over the three stopped nodes' directories (each one's first once) is the
+# verify step. Its run directory is build/conformance/run-cluster.
+# RT_CONFORMANCE_RUN=DIR sets the run directory; RT_CONFORMANCE_DEBUG=eos,protocol,... adds
+# librdkafka's debug contexts to the tests' clients (both modes).
 #
 # usage: tools/conformance.sh [--cluster] [--subset ci] [--tests 0001,0082,...]
 #                             [--ringtail PATH] [--timeout SECONDS] [--quick] [--table FILE]
