@@ -296,6 +296,12 @@ struct rt_options {
                                   appended (docs/format.md G.9; NULL: this engine's own
                                   coordinator decides, as a single engine does) */
     void *txn_verifier_ctx;
+    bool txn_coordinator_follows; /* open with `__transaction_state` followed: the coordinator
+                                  loads nothing and writes nothing at open (no replay, no
+                                  reconciliation, no Prepare* completed, no Ongoing fenced) and
+                                  answers RT_E_NOT_COORDINATOR until
+                                  rt_partition_become_leader (a cluster node: its copy of the
+                                  log may lag the coordinator's; docs/format.md G.7 CM7) */
 };
 
 /* Fills *opts with the defaults shown above. */

@@ -3,7 +3,10 @@
  * cluster node reading the controller's BrokerRegistration / BrokerHeartbeat / AllocateProducerIds
  * answers and the answer to a forwarded CreateTopics / CreatePartitions / DeleteTopics /
  * AlterConfigs / IncrementalAlterConfigs (handle_admin.c KAD12, controller_admin.h CA5),
- * `ringtail cluster status` reading Metadata; tools/kafka/cluster/kclient.h): byte 0
+ * `ringtail cluster status` reading Metadata, `ringtail txn list/abort --bootstrap` reading
+ * Metadata, ListTransactions, DescribeTransactions, DescribeProducers, FindCoordinator,
+ * InitProducerId and WriteTxnMarkers answers, cmd_txn_cluster.c;
+ * tools/kafka/cluster/kclient.h): byte 0
  * picks a row of the API table, byte 1 a version (one past the codec's range is tried too:
  * RT_E_UNSUPPORTED), the rest is a response body decoded by that API's response description
  * (kmsg_desc(key, true)). The decoder returns one of its documented codes, never reads outside

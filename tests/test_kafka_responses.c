@@ -197,7 +197,7 @@ static void test_every_response_as_kafkajs_decodes_it(void **state)
         out("describeGroups", v);
     }
     for (int v = 0; v <= 1; v++) {
-        struct kmsg_add_partitions_to_txn_response m = {0, &te, 1};
+        struct kmsg_add_partitions_to_txn_response m = {.results = &te, .results_count = 1};
         kmsg_add_partitions_to_txn_response_encode(&w, v, &m);
         out("addPartitionsToTxn", v);
     }

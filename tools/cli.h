@@ -38,6 +38,12 @@ int cmd_demo(int argc, char **argv);
 int cmd_murmur2(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_txn(int argc, char **argv);
+/* `ringtail txn list/abort --bootstrap HOST:PORT[,...]` (cmd_txn_cluster.c): over the wire. */
+bool txn_cluster_bootstrap_valid(const char *list);
+int txn_cluster_list(const char *bootstrap, bool all, int timeout_ms);
+int txn_cluster_abort_id(const char *bootstrap, const char *id, int timeout_ms);
+int txn_cluster_abort_partition(const char *bootstrap, const char *topic, uint32_t partition,
+                                int64_t producer_id, int16_t epoch, bool force, int timeout_ms);
 int cmd_serve(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 /* `ringtail cluster check DIR DIR...` (cmd_cluster_check.c): replicas compared offline. */

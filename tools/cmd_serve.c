@@ -955,6 +955,9 @@ int cmd_serve(int argc, char **argv)
         txn_writer.self = a.node_id;
         a.eo.txn_marker_writer = kafka_txn_marker_writer;
         a.eo.txn_marker_writer_ctx = &txn_writer;
+        /* format.md G.7 CM7: the coordinator loads only once this node leads
+         * __transaction_state-0 (txn_cluster.c KTC3), never from a copy that may lag at open */
+        a.eo.txn_coordinator_follows = true;
         /* KIP-890 across nodes (txn_verify.c KTV3; format.md G.9) */
         int vrc = kafka_txn_verify_start(a.node_id);
         if (vrc) {

@@ -23,9 +23,21 @@
  * coordinator completed gets its marker again, COR1-COR5 in
  * engine/txn/coordinator_reconcile.c; one past its timeout is aborted by the coordinator's
  * timer), so what `list` shows is the state after open.
+ *
+ * With --bootstrap HOST:PORT[,...] instead of DIR, both ask a running broker or cluster over the
+ * wire (cmd_txn_cluster.c). A cluster node's directory (it holds `__cluster_metadata/`) is
+ * refused in directory mode unless --force (TXN1).
+ *
+ * Invariants:
+ *   TXN1  Directory mode never opens a directory that holds `__cluster_metadata/` (a cluster
+ *         node's, docs/cluster.md §7.6) without --force: the engine opened there has no marker
+ *         writer, the image or the leaderships, so opening it (which completes Prepare*
+ *         transactions) or an abort would write markers into the local copy of partitions the
+ *         node may only follow, and the replicas would disagree. It exits 1 naming --bootstrap.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,15 +46,21 @@
 #include "cli.h"
 #include "meta.h" /* meta_topic_name_valid: the rule rt_topic_create enforces, checked up front */
 
-#define TXN_ID_ARG_MAX_BYTES 1024 /* the coordinator's limit (txn_log.h) */
+#define TXN_ID_ARG_MAX_BYTES   1024 /* the coordinator's limit (txn_log.h) */
+#define TXN_TIMEOUT_MS_DEFAULT 5000 /* --bootstrap: each request's bound */
 
 static void txn_usage(FILE *out)
 {
     fprintf(out,
-            "usage: ringtail txn list DIR [--all]\n"
-            "       ringtail txn abort DIR --transactional-id ID\n"
+            "usage: ringtail txn list DIR [--all] [--force]\n"
+            "       ringtail txn abort DIR --transactional-id ID [--force]\n"
             "       ringtail txn abort DIR --topic T --partition P --producer-id ID\n"
-            "                              [--producer-epoch E]\n"
+            "                              [--producer-epoch E] [--force]\n"
+            "       ringtail txn list --bootstrap HOST:PORT[,...] [--all] [--timeout-ms N]\n"
+            "       ringtail txn abort --bootstrap HOST:PORT[,...] --transactional-id ID\n"
+            "       ringtail txn abort --bootstrap HOST:PORT[,...] ID   (the same)\n"
+            "       ringtail txn abort --bootstrap HOST:PORT[,...] --topic T --partition P\n"
+            "                              --producer-id ID [--producer-epoch E] [--force]\n"
             "\n"
             "list   prints one line per transactional id with a transaction in flight\n"
             "       (state Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence), after a\n"
@@ -78,8 +96,51 @@ static void txn_usage(FILE *out)
             "transaction the coordinator completed gets it again (one it does not hold open\n"
             "is aborted), and one older than its timeout is aborted by the coordinator's timer.\n"
             "\n"
+            "DIR must not be a cluster node's directory (one holding __cluster_metadata/):\n"
+            "the engine opened there writes markers into its local copy of partitions the\n"
+            "node may only follow. It is refused unless --force; use --bootstrap instead.\n"
+            "\n"
+            "--bootstrap HOST:PORT[,...]: a running broker or cluster, asked over the wire\n"
+            "(the first address that answers names the nodes; no DIR):\n"
+            "list   asks every node ListTransactions (each lists what it coordinates), the\n"
+            "       coordinator DescribeTransactions, every partition's leader\n"
+            "       DescribeProducers; prints the same sections as above with a COORDINATOR\n"
+            "       column (the node) before PARTITIONS, LSO X being the first offset of the\n"
+            "       transaction's open part there; pinned partitions also show their leader\n"
+            "       ('?': an offset the leader did not answer):\n"
+            "         TOPIC  PARTITION  PRODUCER_ID  EPOCH  FIRST_OFFSET  LSO  HW  LEADER  ID\n"
+            "         STATE\n"
+            "       A node that does not answer is named on stderr and the exit status is 1\n"
+            "       (the view printed is incomplete).\n"
+            "abort  --transactional-id: InitProducerId for ID at its coordinator: the producer\n"
+            "       is fenced (epoch bump) and ABORT markers go to every partition of the\n"
+            "       transaction, wherever it is led.\n"
+            "       --topic/--partition/--producer-id (kafka-transactions.sh abort): the\n"
+            "       producer's epoch from DescribeProducers at the partition's leader, then\n"
+            "       WriteTxnMarkers ABORT to that leader (CLUSTER_ACTION when the cluster runs\n"
+            "       an authorizer). Refused while a coordinator holds that producer's\n"
+            "       transaction open with the partition (abort it by --transactional-id), or\n"
+            "       when a node does not answer; --force writes the marker anyway.\n"
+            "  --timeout-ms N          bounds each request (5000)\n"
+            "\n"
             "Exit status: 0 success, 1 failure (no such id or partition, nothing open to\n"
-            "abort, wrong epoch, directory missing or locked), 2 usage error.\n");
+            "abort, wrong epoch, directory missing or locked, a cluster node's directory, a\n"
+            "node not answering), 2 usage error.\n");
+}
+
+/* TXN1: CLI_EXIT_OK when dir may be opened (not a cluster node's, or --force). */
+static int refuse_cluster_dir(const char *sub, const char *dir, bool force)
+{
+    char path[4096];
+    struct stat st;
+    int n = snprintf(path, sizeof path, "%s/__cluster_metadata", dir);
+    if (force || n < 0 || (size_t)n >= sizeof path || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return CLI_EXIT_OK;
+    return cli_fail("txn",
+                    "%s: %s is a cluster node's directory (it holds __cluster_metadata/): opening "
+                    "it here would write transaction markers into this node's copy only; ask the "
+                    "running cluster with --bootstrap HOST:PORT (--force opens it anyway)",
+                    sub, dir);
 }
 
 /* ---- list ---- */
@@ -286,10 +347,15 @@ static int txn_list(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"all", no_argument, NULL, 'a'},
+        {"bootstrap", required_argument, NULL, 'b'},
+        {"timeout-ms", required_argument, NULL, 'w'},
+        {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool all = false;
+    bool all = false, force = false;
+    const char *bootstrap = NULL;
+    uint32_t timeout_ms = TXN_TIMEOUT_MS_DEFAULT;
     int c;
     optind = 0;
     opterr = 0;
@@ -297,6 +363,18 @@ static int txn_list(int argc, char **argv)
         switch (c) {
         case 'a':
             all = true;
+            break;
+        case 'b':
+            if (!txn_cluster_bootstrap_valid(optarg))
+                return cli_usage("txn", "list: --bootstrap '%s' is not HOST:PORT[,...]", optarg);
+            bootstrap = optarg;
+            break;
+        case 'w':
+            if (!cli_parse_u32(optarg, 1, 600000, &timeout_ms))
+                return cli_usage("txn", "list: --timeout-ms needs 1..600000, not '%s'", optarg);
+            break;
+        case 'f':
+            force = true;
             break;
         case 'h':
             txn_usage(stdout);
@@ -307,14 +385,22 @@ static int txn_list(int argc, char **argv)
             return cli_usage("txn", "list: unknown option %s", argv[optind - 1]);
         }
     }
+    if (bootstrap) {
+        if (argc - optind > 0)
+            return cli_usage("txn", "list: --bootstrap takes no DIR ('%s')", argv[optind]);
+        return txn_cluster_list(bootstrap, all, (int)timeout_ms);
+    }
     if (argc - optind < 1)
-        return cli_usage("txn", "list: missing DIR");
+        return cli_usage("txn", "list: missing DIR (or --bootstrap HOST:PORT)");
     if (argc - optind > 1)
         return cli_usage("txn", "list: unexpected argument '%s'", argv[optind + 1]);
     const char *dir = argv[optind];
+    int ex = refuse_cluster_dir("list", dir, force); /* TXN1 */
+    if (ex != CLI_EXIT_OK)
+        return ex;
 
     rt_engine *engine = NULL;
-    int ex = cli_engine_open_read_only("txn", dir, &engine);
+    ex = cli_engine_open_read_only("txn", dir, &engine);
     if (ex != CLI_EXIT_OK)
         return ex;
     struct txn_rows rs = {.all = all};
@@ -451,9 +537,15 @@ static int txn_abort(int argc, char **argv)
         {"partition", required_argument, NULL, 'P'},
         {"producer-id", required_argument, NULL, 'I'},
         {"producer-epoch", required_argument, NULL, 'E'},
+        {"bootstrap", required_argument, NULL, 'b'},
+        {"timeout-ms", required_argument, NULL, 'w'},
+        {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    const char *bootstrap = NULL;
+    uint32_t timeout_ms = TXN_TIMEOUT_MS_DEFAULT;
+    bool force = false;
     const char *id = NULL;
     const char *topic = NULL;
     uint32_t partition = 0, epoch_u = 0;
@@ -493,6 +585,18 @@ static int txn_abort(int argc, char **argv)
                                  optarg);
             have_epoch = true;
             break;
+        case 'b':
+            if (!txn_cluster_bootstrap_valid(optarg))
+                return cli_usage("txn", "abort: --bootstrap '%s' is not HOST:PORT[,...]", optarg);
+            bootstrap = optarg;
+            break;
+        case 'w':
+            if (!cli_parse_u32(optarg, 1, 600000, &timeout_ms))
+                return cli_usage("txn", "abort: --timeout-ms needs 1..600000, not '%s'", optarg);
+            break;
+        case 'f':
+            force = true;
+            break;
         case 'h':
             txn_usage(stdout);
             return CLI_EXIT_OK;
@@ -502,8 +606,16 @@ static int txn_abort(int argc, char **argv)
             return cli_usage("txn", "abort: unknown option %s", argv[optind - 1]);
         }
     }
-    if (argc - optind < 1)
-        return cli_usage("txn", "abort: missing DIR");
+    if (bootstrap && argc - optind == 1 && !id) { /* `abort --bootstrap B ID` */
+        if (!*argv[optind] || strlen(argv[optind]) > TXN_ID_ARG_MAX_BYTES)
+            return cli_usage("txn", "abort: a transactional id needs 1..%d bytes",
+                             TXN_ID_ARG_MAX_BYTES);
+        id = argv[optind++];
+    }
+    if (bootstrap && argc - optind > 0)
+        return cli_usage("txn", "abort: --bootstrap takes no DIR ('%s')", argv[optind]);
+    if (!bootstrap && argc - optind < 1)
+        return cli_usage("txn", "abort: missing DIR (or --bootstrap HOST:PORT)");
     if (argc - optind > 1)
         return cli_usage("txn", "abort: unexpected argument '%s'", argv[optind + 1]);
     bool by_partition = topic || have_partition || have_pid || have_epoch;
@@ -515,7 +627,16 @@ static int txn_abort(int argc, char **argv)
                                 "P --producer-id ID)");
     if (by_partition && (!topic || !have_partition || !have_pid))
         return cli_usage("txn", "abort: --topic, --partition and --producer-id go together");
+    if (bootstrap && by_partition)
+        return txn_cluster_abort_partition(bootstrap, topic, partition, producer_id,
+                                           have_epoch ? (int16_t)epoch_u : (int16_t)-1, force,
+                                           (int)timeout_ms);
+    if (bootstrap)
+        return txn_cluster_abort_id(bootstrap, id, (int)timeout_ms);
     const char *dir = argv[optind];
+    int refused = refuse_cluster_dir("abort", dir, force); /* TXN1 */
+    if (refused != CLI_EXIT_OK)
+        return refused;
     if (by_partition)
         return txn_abort_partition(dir, topic, partition, producer_id,
                                    have_epoch ? (int16_t)epoch_u : (int16_t)-1);

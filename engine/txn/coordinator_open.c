@@ -249,8 +249,10 @@ int coord_load(struct coordinator *c, bool failover)
                 rc = coord_end_locked(c, m, m->v.state == TXN_PREPARE_COMMIT, false);
             else if (rc == 0 && m->v.state == TXN_ONGOING && !(run_durable && m->v.acked_durable))
                 rc = coord_end_locked(c, m, false, true); /* CO13, CO16: fenced, aborted */
-            if (rc && failover && coord_is_prepare(m->v.state))
-                rc = 0; /* CO16, CO15: decided, a marker not written yet: the timer retries it */
+            if (rc && (failover || log_options(c->lg)->txn_marker_writer) &&
+                coord_is_prepare(m->v.state))
+                rc = 0; /* CO16, CO15, G.8 MW3: decided, a marker not written yet (an embedder's
+                         * writer may fail at open too): the timer retries it */
             pthread_mutex_unlock(&m->lock);
         }
     }
@@ -269,7 +271,7 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
     pthread_mutex_init(&c->table_lock, NULL);
     pthread_mutex_init(&c->timer_lock, NULL);
     pthread_cond_init(&c->timer_cv, NULL);
-    pthread_rwlock_init(&c->role_lock, NULL); /* CO16: leading from open on */
+    pthread_rwlock_init(&c->role_lock, NULL); /* CO16: leading from open on, unless CM7 */
     int rc = 0;
     if (create) {
         rc = log_internal_topic_create(lg, TXN_LOG_TOPIC, 1);
@@ -281,8 +283,14 @@ int coordinator_open(struct log *lg, struct producer_registry *producers,
         if (!c->log)
             rc = RT_E_UNKNOWN_TOPIC_OR_PARTITION;
     }
-    if (rc == 0)
+    /* G.7 CM7: a cluster node opens following; rt_partition_become_leader loads (CO16) */
+    bool follow = log_options(lg)->txn_coordinator_follows && !log_read_only(lg);
+    if (rc == 0 && follow) {
+        c->following = true;
+        rc = log_internal_set_follower(lg, TXN_LOG_TOPIC, 0, true);
+    } else if (rc == 0) {
         rc = coord_load(c, false);
+    }
     if (rc == 0 && !log_read_only(lg)) {
         rc = -pthread_create(&c->timer, NULL, coord_timer_main, c);
         c->timer_running = rc == 0;

@@ -327,7 +327,11 @@ int coord_complete_one_round(struct coordinator *c, struct txn_meta *m)
         return -ENOMEM;
     int rc = 0;
     int16_t e = m->v.txn_epoch;
-    for (uint32_t i = 0; rc == 0 && commit && i < n; i++) {
+    /* G.7 CM8: with an embedder's marker writer (a cluster) the partitions are other nodes' and
+     * this node's copies of them may lag: the decision, replicated before any marker (G.8 MW2),
+     * is final, and its markers go to every partition it names, none judged or skipped here. */
+    bool judge = !log_options(c->lg)->txn_marker_writer;
+    for (uint32_t i = 0; rc == 0 && judge && commit && i < n; i++) {
         const struct txn_log_partition *tp = &m->v.partitions[i];
         struct partition *p = log_partition(c->lg, tp->topic, tp->partition);
         if (!p)

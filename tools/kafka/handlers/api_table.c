@@ -50,7 +50,8 @@
  *        goldens and the README's table stay as they are. WriteTxnMarkers (27,
  *        handle_txn_markers.c) is internal too: Kafka's broker lists it in ApiVersions (its
  *        listeners are "broker"), but only a transaction coordinator sends it (and KIP-664's
- *        operator abort, which ringtail's `txn abort` replaces); a single broker writes its
+ *        operator abort: `ringtail txn abort --bootstrap --topic ...`, cmd_txn_cluster.c, sends
+ *        it to a cluster node); a single broker writes its
  *        markers itself, so its ApiVersions stays byte for byte what it was.
  *   KA9  An advertised row may describe versions above the advertised ones (codec_max >
  *        adv_max): those are broker-to-broker forms, served only on a cluster node

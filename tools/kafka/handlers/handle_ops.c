@@ -27,6 +27,25 @@
  *        producers; an existing one lists every producer its state holds (producer id, epoch,
  *        last sequence, last timestamp, coordinator epoch -1 (none is kept), and the open
  *        transaction's first offset, -1 when none is open); error_message is always null.
+ *   KOP5 On a cluster node (--voters) DescribeTransactions and ListTransactions answer for the
+ *        transaction coordinator's state only where this node is the coordinator
+ *        (txn_cluster.h KTC2: the ready leader of `__transaction_state`-0), as Kafka's
+ *        TransactionCoordinator answers only for the partitions it has loaded: elsewhere
+ *        DescribeTransactions answers every id it may describe NOT_COORDINATOR (16) (also before
+ *        the topic exists: Kafka's coordinator then owns no partition) and
+ *        COORDINATOR_LOAD_IN_PROGRESS (14) while this node, named leader, still loads it;
+ *        ListTransactions answers NONE with no transactions (the unknown state filters still
+ *        answered back) on a node that does not coordinate, and COORDINATOR_LOAD_IN_PROGRESS
+ *        with nothing else while it loads (Kafka's listTransactionStates). The engine's local
+ *        coordinator, resigned there, is never read. Kafka's admin client asks every broker
+ *        and merges the lists; `ringtail txn list --bootstrap` does the same.
+ *   KOP6 On a cluster node DescribeProducers answers a partition only where this node holds a
+ *        replica of it (the image names it leader or follower: Kafka's
+ *        Partition.activeProducerState answers from any replica's log; a follower's producer
+ *        state is rebuilt from the batches it copies); a partition the image does not have is
+ *        UNKNOWN_TOPIC_OR_PARTITION (3) (Kafka's metadata cache check), one the image gives to
+ *        other nodes only NOT_LEADER_OR_FOLLOWER (6) (Kafka's ReplicaManager for a partition
+ *        it does not host; whatever the local engine holds of it is never answered).
  *
  * Costs: DescribeProducers makes two shard calls per partition asked (each waits behind that
  * shard's current round, on the loop thread); rt_txn_list visits every id twice (O(ids), each under its id's lock, which a durable
@@ -39,9 +58,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/kafka/cluster/metadata_node.h"
 #include "tools/kafka/handlers/authorize.h"
 #include "tools/kafka/handlers/handle.h"
 #include "tools/kafka/handlers/handle_txn.h"
+#include "tools/kafka/handlers/txn_cluster.h"
 
 #define OPS_TRANSACTIONAL_ID_NOT_FOUND 105 /* Kafka's TRANSACTIONAL_ID_NOT_FOUND */
 
@@ -70,10 +91,18 @@ static int count_one(void *ctx, const struct rt_txn_info *t)
     return 0;
 }
 
-static int ops_reserve(struct kafka_slot *s, size_t extra, struct ops_count *c)
+/* KOP5: KAFKA_NONE when this node answers for the coordinator's state (a single broker always
+ * does), else the code a cluster node answers instead. */
+static int16_t ops_coordinator(const struct kafka_slot *s)
+{
+    int16_t c = kafka_txn_coordinator_check(s->server);
+    return c == KAFKA_NONE || c == KAFKA_COORDINATOR_LOAD_IN_PROGRESS ? c : KAFKA_NOT_COORDINATOR;
+}
+
+static int ops_reserve(struct kafka_slot *s, size_t extra, bool coordinating, struct ops_count *c)
 {
     memset(c, 0, sizeof(*c));
-    int rc = rt_txn_list(s->server->engine, count_one, c);
+    int rc = coordinating ? rt_txn_list(s->server->engine, count_one, c) : 0; /* KOP5 */
     if (rc)
         return rc;
     size_t need = extra + c->bytes +
@@ -163,8 +192,10 @@ enum net_verdict kafka_handle_describe_transactions(struct kafka_slot *s)
 {
     const struct kmsg_describe_transactions_request *q = &s->msg.describe_transactions;
     int32_t n = q->transactional_ids_count > 0 ? q->transactional_ids_count : 0;
+    int16_t coord = ops_coordinator(s); /* KOP5 */
     struct ops_count c;
-    int rc = ops_reserve(s, (size_t)n * (sizeof(struct kmsg_transaction_state) + 8), &c);
+    int rc = ops_reserve(s, (size_t)n * (sizeof(struct kmsg_transaction_state) + 8),
+                         coord == KAFKA_NONE, &c);
     if (rc == -ENOMEM) {
         fprintf(stderr, "ringtail serve: DescribeTransactions: out of memory; closing\n");
         return NET_CLOSE;
@@ -173,14 +204,15 @@ enum net_verdict kafka_handle_describe_transactions(struct kafka_slot *s)
     if (n && !out)
         return NET_CLOSE;
     for (int32_t i = 0; i < n; i++)
-        out[i] = (struct kmsg_transaction_state){.error_code = OPS_TRANSACTIONAL_ID_NOT_FOUND,
-                                                 .transactional_id = q->transactional_ids[i],
-                                                 .transaction_state = kp_str_of(""),
-                                                 .transaction_start_time_ms = -1,
-                                                 .producer_id = -1,
-                                                 .producer_epoch = -1};
+        out[i] = (struct kmsg_transaction_state){
+            .error_code = coord == KAFKA_NONE ? OPS_TRANSACTIONAL_ID_NOT_FOUND : coord, /* KOP5 */
+            .transactional_id = q->transactional_ids[i],
+            .transaction_state = kp_str_of(""),
+            .transaction_start_time_ms = -1,
+            .producer_id = -1,
+            .producer_epoch = -1};
     struct describe_fill d = {.s = s, .q = q, .out = out, .now_wall_ms = wall_ms()};
-    if (rc == 0)
+    if (rc == 0 && coord == KAFKA_NONE)
         rc = rt_txn_list(s->server->engine, describe_one, &d);
     for (int32_t i = 0; i < n; i++) /* KZ2: DESCRIBE on each transactional id */
         if (!kafka_authorize_str(s, ACL_RESOURCE_TRANSACTIONAL_ID, q->transactional_ids[i],
@@ -271,8 +303,9 @@ enum net_verdict kafka_handle_list_transactions(struct kafka_slot *s)
 {
     const struct kmsg_list_transactions_request *q = &s->msg.list_transactions;
     int32_t nf = q->state_filters_count > 0 ? q->state_filters_count : 0;
+    int16_t coord = ops_coordinator(s); /* KOP5 */
     struct ops_count c;
-    int rc = ops_reserve(s, (size_t)nf * sizeof(struct kp_str) + 8, &c);
+    int rc = ops_reserve(s, (size_t)nf * sizeof(struct kp_str) + 8, coord == KAFKA_NONE, &c);
     if (rc == -ENOMEM) {
         fprintf(stderr, "ringtail serve: ListTransactions: out of memory; closing\n");
         return NET_CLOSE;
@@ -282,10 +315,13 @@ enum net_verdict kafka_handle_list_transactions(struct kafka_slot *s)
         l.out = kafka_alloc(s, c.ids, sizeof(*l.out));
         l.capacity = l.out ? c.ids : 0;
     }
-    if (rc == 0)
+    if (rc == 0 && coord == KAFKA_NONE)
         rc = rt_txn_list(s->server->engine, list_one, &l);
     struct kmsg_list_transactions_response m = {.error_code = KAFKA_NONE};
-    struct kp_str *unknown = nf ? kafka_alloc(s, (size_t)nf, sizeof(*unknown)) : NULL;
+    /* KOP5: while loading, Kafka answers the error alone (no unknown filters either) */
+    struct kp_str *unknown = nf && coord != KAFKA_COORDINATOR_LOAD_IN_PROGRESS
+                                 ? kafka_alloc(s, (size_t)nf, sizeof(*unknown))
+                                 : NULL;
     for (int32_t i = 0; unknown && i < nf; i++) /* KOP2 */
         if (!state_known(q->state_filters[i]))
             unknown[m.unknown_state_filters_count++] = q->state_filters[i];
@@ -294,6 +330,8 @@ enum net_verdict kafka_handle_list_transactions(struct kafka_slot *s)
         fprintf(stderr, "ringtail serve: ListTransactions: %s: %s\n", rt_strerror(rc),
                 rt_error_detail());
         m.error_code = kafka_error_from_rt(rc);
+    } else if (coord == KAFKA_COORDINATOR_LOAD_IN_PROGRESS) {
+        m.error_code = coord;
     } else {
         m.transaction_states = l.out;
         m.transaction_states_count = (int32_t)l.count;
@@ -305,6 +343,42 @@ enum net_verdict kafka_handle_list_transactions(struct kafka_slot *s)
 }
 
 /* ---- DescribeProducers ---- */
+
+/* KOP6: where the image puts one partition, as seen from this node. */
+struct replica_look {
+    const char *topic;
+    int32_t partition, self;
+    int16_t code;
+};
+
+static void replica_of(void *ctx, const struct metadata_image *img)
+{
+    struct replica_look *lk = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, lk->topic);
+    if (!t || lk->partition < 0 || lk->partition >= t->partitions_count ||
+        !t->partitions[lk->partition].exists) {
+        lk->code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
+        return;
+    }
+    const struct mi_partition *mp = &t->partitions[lk->partition];
+    lk->code = KAFKA_NOT_LEADER_OR_FOLLOWER;
+    for (unsigned i = 0; i < mp->replicas_count; i++)
+        if (mp->replicas[i] == lk->self)
+            lk->code = KAFKA_NONE;
+}
+
+/* KOP6: KAFKA_NONE when this node answers the partition from its engine (a single broker
+ * always does), else the partition's code. */
+static int16_t producers_placement(const struct kafka_slot *s, const char *topic, int32_t p)
+{
+    struct metadata_node *mn = kafka_cluster(s->server);
+    if (!mn)
+        return KAFKA_NONE;
+    struct replica_look lk = {
+        .topic = topic, .partition = p, .self = s->server->opts.broker_id, .code = KAFKA_NONE};
+    metadata_node_read(mn, replica_of, &lk);
+    return lk.code;
+}
 
 struct producers_fill {
     struct kafka_slot *s;
@@ -348,7 +422,7 @@ enum net_verdict kafka_handle_describe_producers(struct kafka_slot *s)
         for (int32_t i = 0; i < q->topics[t].partitions_count; i++) {
             parts++;
             int32_t p = q->topics[t].partitions[i];
-            if (ok && p >= 0)
+            if (ok && p >= 0 && producers_placement(s, name, p) == KAFKA_NONE) /* KOP6 */
                 (void)rt_partition_producers(e, name, (uint32_t)p, producers_count, &producers);
         }
     }
@@ -381,12 +455,15 @@ enum net_verdict kafka_handle_describe_producers(struct kafka_slot *s)
                 f.out = kafka_alloc(s, left, sizeof(*f.out));
                 f.capacity = f.out ? (int32_t)left : 0;
             }
-            int rc = !read ? RT_E_UNKNOWN_TOPIC_OR_PARTITION
+            int16_t placed = read && ok && p >= 0 ? producers_placement(s, name, p) : KAFKA_NONE;
+            int rc = !read                  ? RT_E_UNKNOWN_TOPIC_OR_PARTITION
+                     : placed != KAFKA_NONE ? RT_E_UNKNOWN_TOPIC_OR_PARTITION /* KOP6 */
                      : ok && p >= 0
                          ? rt_partition_producers(e, name, (uint32_t)p, producers_one, &f)
                          : RT_E_UNKNOWN_TOPIC_OR_PARTITION;
-            int16_t code = !read     ? KAFKA_TOPIC_AUTHORIZATION_FAILED /* KZ2 */
-                           : rc == 0 ? KAFKA_NONE
+            int16_t code = !read                  ? KAFKA_TOPIC_AUTHORIZATION_FAILED /* KZ2 */
+                           : placed != KAFKA_NONE ? placed                           /* KOP6 */
+                           : rc == 0              ? KAFKA_NONE
                            : rc == RT_E_UNKNOWN_TOPIC_OR_PARTITION
                                ? KAFKA_UNKNOWN_TOPIC_OR_PARTITION
                                : kafka_error_from_rt(rc);

@@ -2,7 +2,9 @@
  * handle_txn_markers.c — WriteTxnMarkers (27, v0-1) served by a cluster node: a transaction
  * coordinator on another node (txn_marker_send.c) asks this node, the leader of a partition its
  * transaction wrote, to write the COMMIT or ABORT marker there (Kafka's
- * KafkaApis.handleWriteTxnMarkersRequest; docs/format.md G.8, docs/cluster.md §7.3). Each marker
+ * KafkaApis.handleWriteTxnMarkersRequest; docs/format.md G.8, docs/cluster.md §7.3), or an
+ * operator's `ringtail txn abort --bootstrap --topic ...` (kafka-transactions.sh abort, §7.6)
+ * ends a hanging transaction in one partition. Each marker
  * goes into the engine by rt_txn_write_marker (durable; in `__consumer_offsets` the producer's
  * pending offsets follow it, MW4), then waits for the partition's ISR (replica_state.h rs_wait)
  * before it is answered. It owns the per-partition answer and never writes a record any other
