@@ -321,6 +321,20 @@ struct serve_txn_mix_args {
  * transactions committed meanwhile. */
 int serve_txn_mix(const struct serve_txn_mix_args *args, struct serve_result *out,
                   uint64_t *commits);
+struct serve_txn_commit_args {
+    const char *broker, *topic, *tag; /* tag: part of the transactional ids (unique per run) */
+    uint32_t producers, partitions;
+    double seconds;
+};
+struct serve_txn_commit_result {
+    double seconds;
+    uint64_t commits;      /* transactions committed in `seconds` */
+    double p50_us, p99_us; /* rd_kafka_commit_transaction, call to return */
+    char errmsg[256];
+};
+/* `producers` transactional librdkafka producers, each committing transactions of 10 records of
+ * 100 B over partitions (i, i + 1) mod partitions in a closed loop for `seconds`. */
+int serve_txn_commit(const struct serve_txn_commit_args *args, struct serve_txn_commit_result *out);
 /* A plain TCP transfer of `bytes` over 127.0.0.1, sender and receiver threads, 1 MiB calls. */
 int serve_loopback_limit(uint64_t bytes, struct serve_result *out);
 

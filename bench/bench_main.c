@@ -2118,6 +2118,8 @@ static void run_consume(void)
 #define CL_TOPIC_RF1  "cl-rf1"
 #define CL_PARTITIONS 3 /* one led by each node */
 #define CL_PRODUCERS  6
+#define CL_TOPIC_TXN  "cl-txn"
+#define CL_TXN_PARTS  4 /* small transactions over two of them */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -2188,6 +2190,88 @@ static void cluster_produce_run(struct cluster *c, struct cl_prod *cp)
         row_fail(r, "produce", rc, sr.errmsg);
 }
 
+/* One commit-latency row (issue 25 item 3): `producers` transactional librdkafka producers
+ * committing small transactions against `broker` (bench_serve.c serve_txn_commit). */
+static struct row *cl_txn_row(const char *system, const char *broker, uint32_t producers,
+                              const char *where, const char *tag)
+{
+    char config[40], label[80];
+    snprintf(config, sizeof(config), "txn commit p%u", producers);
+    struct row *r = row_new("CL", system, config, "CL/txn", KIND_SUBJECT);
+    r->producers = producers;
+    snprintf(label, sizeof(label), "CL %s %s", system, config);
+    progress_phase(label);
+    struct serve_txn_commit_args a = {.broker = broker,
+                                      .topic = CL_TOPIC_TXN,
+                                      .tag = tag,
+                                      .producers = producers,
+                                      .partitions = CL_TXN_PARTS,
+                                      .seconds = opt.cluster_seconds};
+    struct serve_txn_commit_result tr;
+    int rc = serve_txn_commit(&a, &tr);
+    r->seconds = tr.seconds;
+    r->commits = tr.commits;
+    r->txn_s = tr.seconds > 0 ? (double)tr.commits / tr.seconds : 0;
+    r->records = tr.commits * 10;
+    r->rec_s = r->txn_s * 10;
+    r->mb_s = r->rec_s * 100 / 1e6;
+    r->has_latency = tr.commits > 0;
+    r->p50_us = tr.p50_us;
+    r->p99_us = r->p999_us = tr.p99_us;
+    snprintf(r->note, sizeof(r->note),
+             "%s; librdkafka %s; %.0f txn/s (%" PRIu64 "), 10 x 100 B over 2 of %u partitions "
+             "each; latency = rd_kafka_commit_transaction; p99.9 column = p99",
+             where, rd_version(), r->txn_s, tr.commits, CL_TXN_PARTS);
+    if (rc)
+        row_fail(r, "transactions", rc, tr.errmsg);
+    return r;
+}
+
+/* Issue 25 item 3: small transactions' commit latency at 1 and 64 producers against the
+ * cluster (RF 3, min.insync.replicas=2: the decision replicated before the markers) beside a
+ * single `ringtail serve` (no --voters) started for it in the same run. */
+static void cluster_txn_rows(struct cluster *c, const char *dir)
+{
+    char err[256] = "", one_dir[PATH_MAX], ringtail[PATH_MAX];
+    int rc = cluster_topic_create(c, CL_TOPIC_TXN, CL_TXN_PARTS, 3, 2, err, sizeof(err));
+    if (rc) {
+        row_fail(row_new("CL", "cluster", "txn commit p1", "CL/txn", KIND_SUBJECT), "topic", rc,
+                 err);
+        return;
+    }
+    ringtail_cli_path(ringtail, sizeof(ringtail));
+    snprintf(one_dir, sizeof(one_dir), "%s/single", dir);
+    struct serve_proc sp;
+    char extra[48];
+    snprintf(extra, sizeof(extra), "--num-partitions %u", CL_TXN_PARTS);
+    rc = serve_proc_start(&sp, ringtail, one_dir, extra);
+    static const uint32_t counts[] = {1, 64};
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        char tag[32];
+        struct row *one = NULL;
+        if (rc == 0) {
+            snprintf(tag, sizeof(tag), "one-%u", counts[i]);
+            one = cl_txn_row("single node", sp.broker, counts[i],
+                             "one `ringtail serve` (no --voters), topic auto-created", tag);
+        } else {
+            row_fail(row_new("CL", "single node", "txn commit p1", "CL/txn", KIND_SUBJECT),
+                     "serve start", rc, sp.log_path);
+        }
+        snprintf(tag, sizeof(tag), "rf3-%u", counts[i]);
+        struct row *rf3 = cl_txn_row("cluster", c->bootstrap, counts[i],
+                                     "three nodes, RF 3, min.insync.replicas=2", tag);
+        /* the replicated decision's cost, in the same run: p50 over the single node's */
+        if (one && one->has_latency && rf3->has_latency && one->p50_us > 0 &&
+            !strstr(rf3->note, "FAILED")) {
+            size_t used = strlen(rf3->note);
+            snprintf(rf3->note + used, sizeof(rf3->note) - used,
+                     "; commit p50 %.2fx the single node's", rf3->p50_us / one->p50_us);
+        }
+    }
+    if (rc == 0)
+        serve_proc_stop(&sp);
+}
+
 static void run_cluster(void)
 {
     char ringtail[PATH_MAX], dir[PATH_MAX], err[256] = "";
@@ -2229,6 +2313,8 @@ static void run_cluster(void)
     cluster_produce_run(c, &rf3);
     cluster_produce_run(c, &rf3);
     cluster_produce_run(c, &rf1);
+
+    cluster_txn_rows(c, dir);
 
     /* failover: the median of the trials */
     struct row *f = row_new("CL", "cluster", "failover (median)", "CL/failover", KIND_NA);

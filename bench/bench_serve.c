@@ -20,6 +20,10 @@
  *            while one plain producer (acks=all, not idempotent) sends one 1 KiB record at a
  *            time and waits for each: its latency on a server started with --threads 1 (every
  *            connection on one network loop) shows whether transactional calls hold the loop.
+ *   txn commit: `producers` librdkafka transactional producers, each committing small
+ *            transactions (10 records of 100 B over 2 partitions) in a closed loop; the latency
+ *            is that of rd_kafka_commit_transaction (issue 25 item 3: against a single node and
+ *            against a cluster, bench_main.c's CL rows).
  *
  * It owns the server process it starts (killed if it does not stop on SIGTERM) and nothing
  * else; it never asserts a figure (bench_main.c prints the ratios and targets).
@@ -701,5 +705,128 @@ int serve_txn_mix(const struct serve_txn_mix_args *a, struct serve_result *out, 
     out->p999_us = hist_quantile_ns(lat, 0.999) / 1e3;
     free(lat);
     free(ws);
+    return rc;
+}
+
+/* ---- small transactions' commit latency (issue 25 item 3) ------------------------------- */
+
+#define TXN_COMMIT_RECORDS 10
+#define TXN_COMMIT_VALUE   100
+
+struct commit_worker {
+    const struct serve_txn_commit_args *args;
+    uint32_t id;
+    pthread_t thread;
+    _Atomic bool *stop;
+    _Atomic bool ready;
+    struct hist lat;
+    uint64_t commits;
+    char errmsg[200];
+};
+
+static void *commit_worker_main(void *arg)
+{
+    struct commit_worker *w = arg;
+    const struct serve_txn_commit_args *a = w->args;
+    char err[256] = "", tid[96];
+    snprintf(tid, sizeof(tid), "bench-commit-%s-%u", a->tag, w->id);
+    rd_kafka_conf_t *c = conf_new(a->broker, err, sizeof(err));
+    if (!c || conf_set(c, "transactional.id", tid, err, sizeof(err)) ||
+        conf_set(c, "linger.ms", "0", err, sizeof(err))) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "conf: %s", err);
+        if (c)
+            rd_kafka_conf_destroy(c);
+        atomic_store(&w->ready, true);
+        return NULL;
+    }
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
+    if (!rk) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "rd_kafka_new: %s", err);
+        atomic_store(&w->ready, true);
+        return NULL;
+    }
+    rd_kafka_error_t *e = rd_kafka_init_transactions(rk, 60000);
+    atomic_store(&w->ready, true);
+    int32_t p0 = (int32_t)(w->id % a->partitions), p1 = (int32_t)((w->id + 1) % a->partitions);
+    for (uint64_t n = 0; !e && !atomic_load(w->stop); n++) {
+        e = rd_kafka_begin_transaction(rk);
+        for (int r = 0; !e && r < TXN_COMMIT_RECORDS; r++) {
+            size_t at = (size_t)((n * 4099 + (uint64_t)r * 257 + w->id * 65537) %
+                                 (BENCH_POOL_BYTES - TXN_COMMIT_VALUE));
+            rd_kafka_resp_err_t pe = rd_kafka_producev(
+                rk, RD_KAFKA_V_TOPIC(a->topic), RD_KAFKA_V_PARTITION(r % 2 ? p1 : p0),
+                RD_KAFKA_V_VALUE(bench_pool + at, TXN_COMMIT_VALUE), RD_KAFKA_V_END);
+            if (pe) {
+                snprintf(w->errmsg, sizeof(w->errmsg), "produce: %s", rd_kafka_err2str(pe));
+                goto out;
+            }
+        }
+        if (e)
+            break;
+        uint64_t t0 = bench_now_ns();
+        e = rd_kafka_commit_transaction(rk, 30000);
+        if (!e) {
+            hist_add(&w->lat, bench_now_ns() - t0);
+            w->commits++;
+        }
+    }
+out:
+    if (e) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s", rd_kafka_error_string(e));
+        rd_kafka_error_destroy(e);
+    }
+    rd_kafka_destroy(rk);
+    return NULL;
+}
+
+int serve_txn_commit(const struct serve_txn_commit_args *a, struct serve_txn_commit_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct commit_worker *ws = calloc(a->producers, sizeof(*ws));
+    struct hist *all = calloc(1, sizeof(*all));
+    if (!ws || !all) {
+        free(ws);
+        free(all);
+        return -ENOMEM;
+    }
+    _Atomic bool stop = false;
+    uint32_t started = 0;
+    int rc = 0;
+    for (; started < a->producers; started++) {
+        ws[started] = (struct commit_worker){.args = a, .id = started, .stop = &stop};
+        if (pthread_create(&ws[started].thread, NULL, commit_worker_main, &ws[started]) != 0) {
+            rc = -EAGAIN;
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < started; i++)
+        while (!atomic_load(&ws[i].ready))
+            sleep_ms(10);
+    uint64_t before = 0;
+    for (uint32_t i = 0; i < started; i++)
+        before += ws[i].commits;
+    uint64_t t0 = bench_now_ns();
+    sleep_ms((long)(a->seconds * 1000));
+    atomic_store(&stop, true);
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(ws[i].thread, NULL);
+    out->seconds = (double)(bench_now_ns() - t0) / 1e9;
+    for (uint32_t i = 0; i < started; i++) {
+        hist_merge(all, &ws[i].lat);
+        out->commits += ws[i].commits;
+        if (ws[i].errmsg[0] && !out->errmsg[0]) {
+            snprintf(out->errmsg, sizeof(out->errmsg), "producer %u: %s", i, ws[i].errmsg);
+            rc = rc ? rc : -EIO;
+        }
+    }
+    out->commits -= before < out->commits ? before : 0;
+    out->p50_us = hist_quantile_ns(all, 0.50) / 1e3;
+    out->p99_us = hist_quantile_ns(all, 0.99) / 1e3;
+    if (!out->commits && !rc) {
+        snprintf(out->errmsg, sizeof(out->errmsg), "no transaction committed");
+        rc = -EIO;
+    }
+    free(ws);
+    free(all);
     return rc;
 }

@@ -9,7 +9,8 @@
 # the session timeout and (as root) cut off by iptables, one after another. Then: every input
 # exactly once in the read_committed output and nothing else (no aborted record visible, none
 # lost, none twice), no LSO left pinned, every replica identical (`ringtail cluster check`).
-# The long run (rounds until --duration) is documented in docs/cluster.md §9.2.
+# Every role killed, paused and cut off in turn (twelve scenarios), and rounds until --duration:
+# the long run, documented in docs/cluster.md §9.2.
 #
 # usage: bash tests/cli_cluster_eos.sh /path/to/ringtail
 set -u
@@ -22,7 +23,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 /usr/bin/python3 "$HERE/cluster/eos_selftest.py" || exit 1
 OUT=$(mktemp "${TMPDIR:-/tmp}/rt-cli-eos-XXXXXX")
 trap 'rm -f "$OUT"' EXIT
-/usr/bin/python3 "$HERE/cluster/eos_run.py" "$RT" >"$OUT" 2>&1
+/usr/bin/python3 "$HERE/cluster/eos_run.py" "$RT" \
+    --scenarios coord-kill,group-kill,leader-kill,controller-kill,coord-pause,coord-partition \
+    >"$OUT" 2>&1
 RC=$?
 grep -v '^%[0-9]|' "$OUT" # librdkafka's own log lines (disconnects while nodes die) left out
 exit $RC

@@ -15,8 +15,10 @@ and (`ringtail cluster check`) every replica is identical up to its high waterma
 
 usage: eos_run.py RINGTAIL [--scenarios a,b,..] [--duration SECONDS] [--pipelines N]
                   [--clients python,rdkafka,kafkajs] [--keep]
-  --scenarios  which of: coord-kill, group-kill, leader-kill, controller-kill, coord-pause,
-               coord-partition, none (default: all)
+  --scenarios  ROLE-ACTION for ROLE in coord (leader of __transaction_state-0), group (the
+               first lane's group coordinator), leader (of the first lane's output partition 0),
+               controller, and ACTION in kill, pause (SIGSTOP past the session timeout),
+               partition (iptables, root); or none (default: all twelve)
   --clients    the lanes: python (confluent_kafka threads, --pipelines of them), rdkafka
                (tests/kafka/rdk_eos.c, built next to RINGTAIL as rdk_eos) and kafkajs
                (eos_kafkajs.js on tests/kafka/node's kafkajs 2.2.4), one process each
@@ -130,27 +132,43 @@ def controller_kill(c, rnd):
     return f"SIGKILL of node {n}, the controller; restarted after a new one was elected"
 
 
-def coord_pause(c, rnd):
-    n, what = role(c, "coord")
-    c.pause(n)
-    hold = (max(c.session_ms, c.lag_ms) + 1500) / 1000
-    time.sleep(hold)
-    c.resume(n)
-    return f"SIGSTOP of node {n}, leader of {what}, for {hold:.1f} s; SIGCONT"
+def node_of(c, which):
+    """(node, what it is) for a role: coord, group, leader or controller."""
+    if which == "controller":
+        n = c.wait("a cluster view", lambda s: True, 30)["controller"]
+        return n, "the controller"
+    n, what = role(c, which)
+    return n, f"leader of {what}"
 
 
-def coord_partition(c, rnd):
-    ok, why = c.iptables_works()
-    if not ok:
-        raise SkipScenario(why)
-    n, what = role(c, "coord")
-    c.isolate(n)
-    try:
-        moved(c, n, what)
-        time.sleep(2)
-    finally:
-        c.heal()
-    return f"node {n}, leader of {what}, cut off from the other nodes until it moved; healed"
+def pause_role(which):
+    def run(c, rnd):
+        n, what = node_of(c, which)
+        c.pause(n)
+        hold = (max(c.session_ms, c.lag_ms) + 1500) / 1000
+        time.sleep(hold)
+        c.resume(n)
+        return f"SIGSTOP of node {n}, {what}, for {hold:.1f} s; SIGCONT"
+    return run
+
+
+def partition_role(which):
+    def run(c, rnd):
+        ok, why = c.iptables_works()
+        if not ok:
+            raise SkipScenario(why)
+        n, what = node_of(c, which)
+        c.isolate(n)
+        try:
+            if which == "controller":
+                c.wait("a new controller", lambda s: s["controller"] not in (n, -1), 30)
+            else:
+                moved(c, n, what.split()[-1])
+            time.sleep(2)
+        finally:
+            c.heal()
+        return f"node {n}, {what}, cut off from the other nodes until that moved; healed"
+    return run
 
 
 SCENARIOS = {
@@ -158,8 +176,14 @@ SCENARIOS = {
     "group-kill": kill_role("group"),
     "leader-kill": kill_role("leader"),
     "controller-kill": controller_kill,
-    "coord-pause": coord_pause,
-    "coord-partition": coord_partition,
+    "coord-pause": pause_role("coord"),
+    "group-pause": pause_role("group"),
+    "leader-pause": pause_role("leader"),
+    "controller-pause": pause_role("controller"),
+    "coord-partition": partition_role("coord"),
+    "group-partition": partition_role("group"),
+    "leader-partition": partition_role("leader"),
+    "controller-partition": partition_role("controller"),
     "none": lambda c, rnd: (time.sleep(3), "no fault for 3 s")[1],
 }
 
