@@ -128,6 +128,9 @@ static void serve_usage(FILE *out)
         "  --idle-ms N                close connections silent this long (600000;\n"
         "                             connections.max.idle.ms)\n"
         "  --num-partitions N         partitions of auto-created topics (1; num.partitions)\n"
+        "  --default-replication-factor N  in a cluster (--voters), the replication factor\n"
+        "                             of topics created without one, auto-created ones\n"
+        "                             included (1; default.replication.factor)\n"
         "  --auto-create-topics B     create unknown topics on Metadata and Produce (true;\n"
         "                             auto.create.topics.enable)\n"
         "  --auto-create-max-per-request N  topics one request may auto-create, and one\n"
@@ -495,6 +498,9 @@ static bool serve_option(struct serve_args *a, const char *name, const char *v, 
         ok = cli_parse_u32(v, 1, INT32_MAX, &u) && ((so->net.idle_max_ms = u), true);
     else if (strcmp(name, "--num-partitions") == 0)
         ok = cli_parse_u32(v, 1, eo->partitions_max, &so->num_partitions);
+    else if (strcmp(name, "--default-replication-factor") == 0)
+        ok = cli_parse_u32(v, 1, INT16_MAX, &u) &&
+             ((so->default_replication_factor = (int16_t)u), true);
     else if (strcmp(name, "--auto-create-topics") == 0)
         ok = parse_bool(v, &so->auto_create_topics);
     else if (strcmp(name, "--auto-create-max-per-request") == 0)
@@ -585,10 +591,10 @@ static const char *check_cluster(struct serve_args *a)
     static char why[512];
     if (!a->voters) {
         if (a->node_id >= 0 || a->controller_listen || a->session_ms || a->replica_lag_ms ||
-            a->checkpoint_ms)
+            a->checkpoint_ms || a->so.default_replication_factor != 1)
             return "--node-id, --controller-listen, --broker-session-timeout-ms, "
-                   "--replica-lag-time-max-ms and --replica-high-watermark-checkpoint-interval-ms "
-                   "need --voters (controller.quorum.voters)";
+                   "--replica-lag-time-max-ms, --replica-high-watermark-checkpoint-interval-ms "
+                   "and --default-replication-factor need --voters (controller.quorum.voters)";
         return NULL;
     }
     if (a->node_id < 0)

@@ -32,10 +32,28 @@
 #      included (so expected.txt gets updated). The last line is "N passed, M failed" where a
 #      test counts as passed when its outcome is the expected one.
 #
-# usage: tools/conformance.sh [--subset ci] [--tests 0001,0082,...] [--ringtail PATH]
-#                             [--timeout SECONDS] [--quick] [--table FILE] [--no-compare]
+# Cluster mode (--cluster; issue 25 item 4): instead of step 3's single brokers, three
+# `ringtail serve --voters` nodes on free 127.0.0.1 ports (node ids 1-3, --threads 1, the same
+# topic options as the single broker, topics created without a replication factor, the
+# auto-created ones included, on all three: --default-replication-factor 3, as the suite's
+# 0008 asks; --sync none), bootstrap.servers listing all three; the
+# run waits until every node lists the three brokers and `__transaction_state` and
+# `__consumer_offsets` have leaders. It runs the tests listed in
+# tests/conformance/expected-cluster.txt (the suite's transaction, idempotence and
+# multi-broker tests, and the group and offset tests; --tests narrows them) and compares with
+# that file; a node that died is restarted over its directory; afterwards `ringtail cluster
+# check --prefix` over the three stopped nodes' directories (each one's first once) is the
+# verify step. Its run directory is build/conformance/run-cluster.
+# RT_CONFORMANCE_RUN=DIR sets the run directory; RT_CONFORMANCE_DEBUG=eos,protocol,... adds
+# librdkafka's debug contexts to the tests' clients (both modes).
+#
+# usage: tools/conformance.sh [--cluster] [--subset ci] [--tests 0001,0082,...]
+#                             [--ringtail PATH] [--timeout SECONDS] [--quick] [--table FILE]
+#                             [--no-compare]
+#   --cluster     three `ringtail serve --voters` nodes, expected-cluster.txt (above)
 #   --subset ci   the transaction, idempotence, offset and group tests that CI runs
-#                 (tools/test.sh; the ones marked "ci" in expected.txt)
+#                 (tools/test.sh; the ones marked "ci" in expected.txt, or in
+#                 expected-cluster.txt with --cluster)
 #   --tests LIST  only these test numbers
 #   --ringtail P  the ringtail binary (build/release/ringtail)
 #   --timeout S   per-test timeout (300, 0081_admin at least 600; the runner's own timeouts
@@ -59,6 +77,7 @@ TIMEOUT=300
 QUICK=
 TABLE=
 COMPARE=1
+CLUSTER=
 while [ $# -gt 0 ]; do
     case $1 in
     --subset) SUBSET=${2:?}; shift 2 ;;
@@ -68,10 +87,12 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=-Q; shift ;;
     --table) TABLE=$(realpath -m "${2:?}"); shift 2 ;;
     --no-compare) COMPARE=; shift ;;
+    --cluster) CLUSTER=1; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "conformance: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+[ -n "$CLUSTER" ] && EXPECTED=$ROOT/tests/conformance/expected-cluster.txt
 if [ -n "$SUBSET" ] && [ "$SUBSET" != ci ]; then
     echo "conformance: --subset takes ci" >&2
     exit 2
@@ -177,6 +198,16 @@ if [ "$SUBSET" = ci ]; then
     ONLY=$(awk '$0 !~ /^#/ && $3 == "ci" { sub(/_.*/, "", $1); print $1 }' "$EXPECTED" |
         sort -u | paste -sd, -)
     [ -n "$ONLY" ] || die "expected.txt marks no test ci"
+elif [ -n "$CLUSTER" ]; then
+    # The cluster run's tests are those expected-cluster.txt lists (--tests narrows them).
+    [ -f "$EXPECTED" ] || die "no $EXPECTED to take the cluster run's tests from"
+    listed=$(awk '$0 !~ /^#/ && NF { sub(/_.*/, "", $1); print $1 }' "$EXPECTED" | sort -u)
+    if [ -n "$ONLY" ]; then
+        ONLY=$(echo "$ONLY" | tr ',' '\n' | grep -xF -f <(echo "$listed") | paste -sd, -)
+    else
+        ONLY=$(echo "$listed" | paste -sd, -)
+    fi
+    [ -n "$ONLY" ] || die "none of the tests named is in expected-cluster.txt"
 fi
 NUMBERS=$(cut -d_ -f1 "$LIST" | sort -u)
 # A test whose scenario is not the default one runs against a broker configured for it:
@@ -187,7 +218,7 @@ fi
 [ -n "$NUMBERS" ] || die "no test selected"
 
 # ---- 3. a fresh broker ------------------------------------------------------------------------
-RUN=${RT_CONFORMANCE_RUN:-$CACHE/run} # the run's directory (data, logs, results)
+RUN=${RT_CONFORMANCE_RUN:-$CACHE/run${CLUSTER:+-cluster}} # the run's directory (data, logs, results)
 rm -rf "$RUN"
 mkdir -p "$RUN/logs" "$RUN/cwd"
 # The runner works in $RUN/cwd: 0053_stats reads its JSON schema from the hard-coded path
@@ -196,7 +227,9 @@ ln -s "$SRC/src" "$RUN/src"
 SERVE_PID=
 cleanup() {
     local pid
-    for pid in $SERVE_PID $NOAUTO_PID ${SASL_PID:-} ${SSL_PID:-} ${ACL_PID:-}; do
+    for pid in $SERVE_PID $NOAUTO_PID ${SASL_PID:-} ${SSL_PID:-} ${ACL_PID:-} \
+        ${NODE_PIDS[1]:-0} ${NODE_PIDS[2]:-0} ${NODE_PIDS[3]:-0}; do
+        [ "$pid" = 0 ] && continue
         kill -TERM "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
@@ -303,10 +336,60 @@ acl_start() {
     printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$ACL_PORT" \
         >"$RUN/test-acl.conf"
 }
-serve_start
-printf 'bootstrap.servers=127.0.0.1:%s\ntest.timeout.multiplier=2\n' "$PORT" >"$RUN/test.conf"
-echo "conformance: librdkafka $UPSTREAM's suite against ringtail serve on 127.0.0.1:$PORT" \
-    "($(echo "$NUMBERS" | wc -l) test numbers${QUICK:+, quick mode}, timeout ${TIMEOUT}s each)"
+# Cluster mode (--cluster): three `ringtail serve --voters` nodes (node ids 1-3), started as
+# tests/helpers/cluster_nodes.sh starts them, with the single broker's topic options; NODE_PIDS
+# holds their pids, node_start I (re)starts node I over $RUN/nI.
+NODE_PIDS=(0 0 0 0)
+cluster_start_node() {
+    local i=$1 c="CPORT$1" k="KPORT$1"
+    serve_run "$RUN/n$i.log" "$RUN/n$i" --listen "127.0.0.1:${!k}" --threads 1 --node-id "$i" \
+        --controller-listen "127.0.0.1:${!c}" --voters "$VOTERS" --num-partitions 4 \
+        --default-replication-factor 3 --auto-create-topics true --segment-bytes 2097152 \
+        --sync none
+    NODE_PIDS[$i]=$LAST_PID
+}
+# Ready: each node lists the three brokers, and __consumer_offsets and __transaction_state have
+# leaders (the controller creates them once the nodes registered; txn_cluster.c KTC1).
+cluster_ready() {
+    local i st
+    for i in 1 2 3; do
+        local k="KPORT$i"
+        st=$("$RT" cluster status --bootstrap "127.0.0.1:${!k}" 2>/dev/null) || return 1
+        [ "$(awk -F'\t' '$1 == "node" && $4 == "unfenced"' <<<"$st" | wc -l)" = 3 ] || return 1
+        awk -F'\t' '$1 == "partition" && $2 == "__transaction_state" && $5 != -1 { t = 1 }
+            $1 == "partition" && $2 == "__consumer_offsets" && $5 != -1 { o = 1 }
+            END { exit !(t && o) }' <<<"$st" || return 1
+    done
+}
+cluster_wait_ready() {
+    for _ in $(seq 1 600); do
+        cluster_ready && return 0
+        sleep 0.1
+    done
+    die "the three nodes did not become ready: $(tail -3 "$RUN/n1.log")"
+}
+if [ -n "$CLUSTER" ]; then
+    read -r CPORT1 CPORT2 CPORT3 KPORT1 KPORT2 KPORT3 <<<"$(python3 -c '
+import socket
+ss = [socket.socket() for _ in range(6)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))')"
+    VOTERS="1@127.0.0.1:$CPORT1,2@127.0.0.1:$CPORT2,3@127.0.0.1:$CPORT3"
+    for i in 1 2 3; do cluster_start_node "$i"; done
+    cluster_wait_ready
+    PORT=$KPORT1
+    BOOTSTRAP=127.0.0.1:$KPORT1,127.0.0.1:$KPORT2,127.0.0.1:$KPORT3
+else
+    serve_start
+    BOOTSTRAP=127.0.0.1:$PORT
+fi
+printf 'bootstrap.servers=%s\ntest.timeout.multiplier=2\n' "$BOOTSTRAP" >"$RUN/test.conf"
+# RT_CONFORMANCE_DEBUG=eos,protocol,...: librdkafka's debug contexts for the tests' clients
+# (their logs then show every request and its error; for investigating a failure).
+[ -n "${RT_CONFORMANCE_DEBUG:-}" ] && printf 'debug=%s\n' "$RT_CONFORMANCE_DEBUG" >>"$RUN/test.conf"
+echo "conformance: librdkafka $UPSTREAM's suite against ${CLUSTER:+a three-node }ringtail" \
+    "serve on $BOOTSTRAP ($(echo "$NUMBERS" | wc -l) test numbers${QUICK:+, quick mode}," \
+    "timeout ${TIMEOUT}s each)"
 
 # ---- 4. one test number at a time -----------------------------------------------------------------
 # The tests that run Kafka's kafka-topics.sh (test.c's test_kafka_topics) get ours instead:
@@ -324,7 +407,9 @@ for pair in $PAIRS; do
     log=$RUN/logs/$num.log
     conf=test.conf
     pid_var=SERVE_PID
-    if [ "$scenario" != default ]; then
+    if [ -n "$CLUSTER" ]; then
+        : # every test of the cluster run runs against the three nodes
+    elif [ "$scenario" != default ]; then
         log=$RUN/logs/$num-$scenario.log
         if [ "$scenario" != noautocreate ]; then
             awk -v n="$num" -v s="$scenario" 'index($1, n "_") == 1 && $3 == s {
@@ -349,6 +434,7 @@ for pair in $PAIRS; do
         pid_var=SSL_PID
     fi
     addr=127.0.0.1:$PORT
+    [ -n "$CLUSTER" ] && addr=$BOOTSTRAP
     [ "$pid_var" = NOAUTO_PID ] && addr=127.0.0.1:$NOAUTO_PORT
     [ "$pid_var" = ACL_PID ] && addr=127.0.0.1:$ACL_PORT
     tools_env=()
@@ -372,7 +458,16 @@ for pair in $PAIRS; do
     rc=$?
     took=$(($(date +%s) - start))
     died=
-    if ! kill -0 "${!pid_var}" 2>/dev/null; then
+    if [ -n "$CLUSTER" ]; then
+        for i in 1 2 3; do
+            kill -0 "${NODE_PIDS[$i]}" 2>/dev/null && continue
+            died=1
+            wait "${NODE_PIDS[$i]}" 2>/dev/null
+            echo "conformance: node $i died during $num; restarting it" >&2
+            cluster_start_node "$i"
+        done
+        [ -n "$died" ] && cluster_wait_ready
+    elif ! kill -0 "${!pid_var}" 2>/dev/null; then
         died=1
         wait "${!pid_var}" 2>/dev/null
         echo "conformance: the broker died during $num; restarting it" >&2
@@ -417,7 +512,24 @@ done
 cleanup
 SERVE_PID=
 NOAUTO_PID=
+NODE_PIDS=(0 0 0 0)
 VERIFY=clean
+# Cluster: the replicas of every partition agree (a follower may be behind: --prefix). The
+# check lists the first directory's topics, so it runs three times, each node's directory first
+# once. A partition with fewer than three replicas (a test's own replication factor 1) is
+# "missing" in the nodes that do not replicate it, which is right; any other row but identical
+# or consistent (differ@OFFSET), or the check failing to read a directory, is not.
+if [ -n "$CLUSTER" ]; then
+    : >"$RUN/verify.log"
+    for order in "1 2 3" "2 3 1" "3 1 2"; do
+        set -- $order
+        "$RT" cluster check --prefix "$RUN/n$1" "$RUN/n$2" "$RUN/n$3" >>"$RUN/verify.log" 2>&1
+        [ $? -le 1 ] || VERIFY="not clean (ringtail cluster check failed: see $RUN/verify.log)"
+    done
+    awk -F'\t' '$1 == "partition" && $4 !~ /^(identical|consistent|missing)$/ { bad++ }
+        $1 != "partition" { bad++ } END { exit bad > 0 }' "$RUN/verify.log" ||
+        VERIFY="not clean (ringtail cluster check --prefix: see $RUN/verify.log)"
+fi
 for d in "$RUN/data" "$RUN/data-noautocreate"; do
     [ -d "$d" ] || continue
     "$RT" verify "$d" >>"$RUN/verify.log" 2>&1 || VERIFY="not clean (see $RUN/verify.log)"

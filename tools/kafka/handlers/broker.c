@@ -24,6 +24,7 @@ void kafka_server_options_init(struct kafka_server_options *o)
     o->net.zero_copy = true;
     o->broker_id = 0;
     o->num_partitions = 1;
+    o->default_replication_factor = 1;
     o->auto_create_topics = true;
     o->auto_create_max_per_request = KAFKA_AUTO_CREATE_MAX_DEFAULT;
     o->transaction_max_timeout_ms = 900000;

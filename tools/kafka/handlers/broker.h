@@ -46,7 +46,10 @@ struct kafka_server_options {
         const char *host;
         uint16_t port;
     } advertised[NET_LISTENERS_MAX];
-    uint32_t num_partitions;            /* num.partitions for auto-created topics (1) */
+    uint32_t num_partitions; /* num.partitions for auto-created topics (1) */
+    /* default.replication.factor (1): in a cluster, the replication factor of a topic created
+     * with -1 (auto-created ones included, autocreate.c AC1); a single broker's is 1. */
+    int16_t default_replication_factor;
     bool auto_create_topics;            /* auto.create.topics.enable (true) */
     bool accept_replication_factor;     /* accept (and report as 1) replication factors > 1 */
     int32_t transaction_max_timeout_ms; /* transaction.max.timeout.ms (as the engine's) */

@@ -247,6 +247,14 @@ struct kp_str kafka_str_dup(struct kafka_slot *s, const char *c);
  * (KAFKA_STORAGE_ERROR), a limit (RT_E_TOPICS_FULL) as itself (POLICY_VIOLATION). */
 int kafka_topic_ensure(struct kafka_slot *s, const char *topic, bool allow,
                        uint32_t *partitions_out);
+/* autocreate.c AC1: in a cluster, `topic` (not in the image) created by the active controller
+ * (here or forwarded; may wait for it: off the loop only). LEADER_NOT_AVAILABLE once asked (or
+ * when the budget defers it), else the creation's error. */
+/* KCL4: the topic's partition count as the broker knows it: the metadata image's in a cluster,
+ * the engine's (rt_topic_describe) otherwise. 0, or RT_E_UNKNOWN_TOPIC_OR_PARTITION. */
+int kafka_topic_partitions(struct kafka_server *srv, const char *name, uint32_t *parts);
+int16_t kafka_cluster_auto_create(struct kafka_slot *s, struct metadata_node *mn,
+                                  const char *topic);
 /* The broker's log: one line "ringtail serve: ..." on stderr (at most 511 characters). */
 void kafka_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* CLOCK_MONOTONIC in nanoseconds (request latency in --metrics). */

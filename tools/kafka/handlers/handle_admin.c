@@ -779,7 +779,7 @@ static size_t broker_configs(const struct kafka_server *srv, struct config_kv *o
     out[n].name = "transaction.max.timeout.ms";
     snprintf(out[n++].value, sizeof(out[0].value), "%" PRId32, o->transaction_max_timeout_ms);
     out[n].name = "default.replication.factor";
-    snprintf(out[n++].value, sizeof(out[0].value), "1");
+    snprintf(out[n++].value, sizeof(out[0].value), "%d", (int)o->default_replication_factor);
     out[n].name = "delete.topic.enable";
     snprintf(out[n++].value, sizeof(out[0].value), "true");
     const struct rt_options *e = &o->engine;

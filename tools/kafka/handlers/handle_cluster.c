@@ -9,8 +9,10 @@
  *   KCL1 In cluster mode Metadata lists every registered unfenced broker at the listener it
  *        registered, the raft leader as controller (-1 when none is known), and per partition
  *        the image's leader, leader epoch, replicas, ISR (fenced replicas as offline, v5+); a
- *        topic not in the image is UNKNOWN_TOPIC_OR_PARTITION. No auto-creation in a cluster:
- *        neither Metadata nor Produce creates a topic locally (autocreate.c, handle_produce.c).
+ *        topic not in the image is UNKNOWN_TOPIC_OR_PARTITION, or, when the request allows
+ *        auto-creation and the broker has it on, created by the controller (autocreate.c AC1)
+ *        and answered LEADER_NOT_AVAILABLE. Never on one node's engine alone: neither
+ *        Metadata nor Produce creates a topic locally (autocreate.c, handle_produce.c).
  *   KCL2 CreateTopics, CreatePartitions and DeleteTopics on a node that is not the active
  *        controller are forwarded to it (handle_admin.c KAD12, KIP-590); one that cannot be
  *        (no controller known, or a peer's request: CA5) is answered NOT_CONTROLLER (41) per
@@ -18,6 +20,10 @@
  *        controller_admin.h) and every node applies them to its engine; never to one node's
  *        engine alone. A cluster's CreateTopics takes every config the single broker takes,
  *        checked by the same code (KAD3), carried in the TOPIC record.
+ *   KCL4 A topic's existence and partition count, where a handler checks a request's topic
+ *        against them without touching its data (OffsetCommit, OffsetFetch), are the image's
+ *        in a cluster (kafka_topic_partitions): a group coordinator need not replicate the
+ *        topics its groups commit (Kafka's group coordinator reads its metadata cache).
  *   KCL3 An idempotent InitProducerId on a cluster node takes its id from the blocks the
  *        controller granted this node (producer_id_blocks.h PB2); with none left it answers
  *        COORDINATOR_LOAD_IN_PROGRESS (14, retriable) and wakes the agent to ask (PB3).
@@ -142,6 +148,37 @@ enum net_verdict kafka_handle_alter_partition(struct kafka_slot *s)
     kafka_response_begin(s);
     kmsg_alter_partition_response_encode(&s->w, s->header.api_version, &m);
     return kafka_response_end(s);
+}
+
+/* ---- a topic as the broker knows it (KCL4) ---- */
+
+struct topic_parts {
+    const char *name;
+    uint32_t parts;
+    bool found;
+};
+
+static void read_topic_parts(void *ctx, const struct metadata_image *img)
+{
+    struct topic_parts *tp = ctx;
+    const struct mi_topic *t = metadata_image_topic(img, tp->name);
+    if (t) {
+        tp->found = true;
+        tp->parts = (uint32_t)t->partitions_count;
+    }
+}
+
+int kafka_topic_partitions(struct kafka_server *srv, const char *name, uint32_t *parts)
+{
+    struct metadata_node *mn = kafka_cluster(srv);
+    if (!mn)
+        return rt_topic_describe(srv->engine, name, parts);
+    struct topic_parts tp = {.name = name};
+    metadata_node_read(mn, read_topic_parts, &tp);
+    if (!tp.found)
+        return RT_E_UNKNOWN_TOPIC_OR_PARTITION;
+    *parts = tp.parts;
+    return 0;
 }
 
 /* ---- Metadata from the image (KCL1) ---- */
@@ -287,6 +324,26 @@ static void build_metadata(void *ctx, const struct metadata_image *img)
     }
 }
 
+/* AC1: each named topic the image does not hold, asked of the controller (outside the image's
+ * read: the creation may wait for the quorum); its answer LEADER_NOT_AVAILABLE, or the error
+ * the creation gave. The broker's internal topics and a denied CREATE keep theirs. */
+static void auto_create_unknown(struct kafka_slot *s, struct metadata_node *mn,
+                                struct meta_build *mb)
+{
+    for (int32_t i = 0; i < mb->topics_count; i++) {
+        struct kmsg_metadata_topic *t = &mb->topics[i];
+        char name[RT_TOPIC_NAME_MAX + 1];
+        if (t->error_code != KAFKA_UNKNOWN_TOPIC_OR_PARTITION || !kafka_topic_name(t->name, name) ||
+            strncmp(name, "__", 2) == 0)
+            continue;
+        if (!kafka_authorize_create_topic(s, name)) { /* KZ2; Kafka: CREATE denied */
+            t->error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED;
+            continue;
+        }
+        t->error_code = kafka_cluster_auto_create(s, mn, name);
+    }
+}
+
 enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct metadata_node *mn)
 {
     struct kafka_server *srv = s->server;
@@ -294,6 +351,8 @@ enum net_verdict kafka_handle_metadata_cluster(struct kafka_slot *s, struct meta
     metadata_node_read(mn, build_metadata, &mb);
     if (mb.failed)
         return NET_CLOSE;
+    if (s->msg.metadata.allow_auto_topic_creation && srv->opts.auto_create_topics)
+        auto_create_unknown(s, mn, &mb); /* autocreate.c AC1 */
     struct quorum_status st;
     uint64_t applied, digest;
     metadata_node_status(mn, &st, &applied, &digest);
@@ -366,8 +425,10 @@ int16_t kafka_cluster_create_topic(struct kafka_slot *s, struct metadata_node *m
     }
     int32_t partitions =
         t->num_partitions == -1 ? (int32_t)s->server->opts.num_partitions : t->num_partitions;
-    return metadata_node_create_topic(mn, name, partitions, t->replication_factor, keys, values,
-                                      (unsigned)n, validate_only, message);
+    int16_t rf = t->replication_factor == -1 ? s->server->opts.default_replication_factor
+                                             : t->replication_factor;
+    return metadata_node_create_topic(mn, name, partitions, rf, keys, values, (unsigned)n,
+                                      validate_only, message);
 }
 
 /* ---- CreatePartitions, DeleteTopics (KCL2), InitProducerId (KCL3) ---- */

@@ -123,7 +123,6 @@ int kafka_offsets_prepare(struct kp_reader *r, struct kp_arena *a,
 void kafka_offsets_validate(struct kafka_slot *s, const struct kmsg_commit_topic *topics,
                             int32_t topics_count, int16_t all, struct kafka_offsets_commit *c)
 {
-    rt_engine *e = s->server->engine;
     size_t n = 0, mat = 0;
     for (int32_t t = 0; t < topics_count; t++) {
         const struct kmsg_commit_topic *tp = &topics[t];
@@ -133,7 +132,8 @@ void kafka_offsets_validate(struct kafka_slot *s, const struct kmsg_commit_topic
         if (all == KAFKA_NONE) /* KZ2: READ on each topic */
             denied = !kafka_authorize_str(s, ACL_RESOURCE_TOPIC, tp->name, ACL_OP_READ);
         if (all == KAFKA_NONE && !denied)
-            known = kafka_topic_name(tp->name, name) && rt_topic_describe(e, name, &parts) == 0;
+            known = kafka_topic_name(tp->name, name) && /* handle_cluster.c KCL4 */
+                    kafka_topic_partitions(s->server, name, &parts) == 0;
         c->results[t] = (struct kmsg_topic_errors){
             .name = tp->name, .partitions = c->errors[t], .partitions_count = tp->partitions_count};
         for (int32_t i = 0; i < tp->partitions_count; i++) {
@@ -275,7 +275,6 @@ static void fetch_one(struct fetch_build *b, const char *topic, int32_t p, bool 
 static void fetch_named(struct fetch_build *b, const struct kmsg_offset_fetch_request *q,
                         struct kmsg_offset_fetch_response *m)
 {
-    rt_engine *e = b->s->server->engine;
     struct kmsg_offset_fetch_topic *topics =
         build_alloc(b, (size_t)q->topics_count, sizeof(*topics));
     m->topics = topics;
@@ -285,8 +284,8 @@ static void fetch_named(struct fetch_build *b, const struct kmsg_offset_fetch_re
         char name[RT_TOPIC_NAME_MAX + 1];
         uint32_t parts = 0;
         bool denied = !kafka_authorize_str(b->s, ACL_RESOURCE_TOPIC, tp->name, ACL_OP_DESCRIBE);
-        bool known =
-            !denied && kafka_topic_name(tp->name, name) && rt_topic_describe(e, name, &parts) == 0;
+        bool known = !denied && kafka_topic_name(tp->name, name) && /* handle_cluster.c KCL4 */
+                     kafka_topic_partitions(b->s->server, name, &parts) == 0;
         struct kmsg_offset_fetch_partition *ps =
             build_alloc(b, (size_t)tp->partitions_count, sizeof(*ps));
         if (!topics || (tp->partitions_count > 0 && !ps))
