@@ -221,12 +221,14 @@ int fetch_partition_start(struct fetch_pool *fp, struct partition *p, int64_t of
     int64_t bound, bound_base;
     uint64_t bound_pos;
     read_bound(&w, isolation, &bound, &bound_base, &bound_pos);
-    /* RL5: past a held high watermark (or, read_committed, past the LSO) but not past the log
-     * end, a consumer's fetch is empty (Kafka's answer), not out of range: a read_committed
-     * consumer at its position on a new leader whose high watermark has not caught up yet
-     * must not be told to reset its offset (it would read everything again). */
+    /* RL5: past a held high watermark but not past the log end, a consumer's fetch is empty
+     * (Kafka's answer), not out of range — read_committed too: a consumer at its position on a
+     * new leader whose high watermark has not caught up yet must not be told to reset its
+     * offset (it would read everything again). Between the LSO and the high watermark a
+     * read_committed fetch stays out of range here (the broker answers it empty, KF1). */
     bool past_held = (isolation == RT_READ_UNCOMMITTED || isolation == RT_READ_COMMITTED) &&
-                     bound < w.log_end && offset > bound && offset <= w.log_end;
+                     w.high_watermark < w.log_end && offset > w.high_watermark &&
+                     offset <= w.log_end;
     if (offset < w.log_start_offset || (offset > bound && !past_held))
         return error_set(RT_E_OFFSET_OUT_OF_RANGE,
                          "%s: offset %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", p->dir,

@@ -165,7 +165,7 @@
  *        the batch holding it, monotonic except when a truncation cuts below it; the LSO is
  *        min(first open transaction, it). Readers see it; replica fetches read to the published
  *        log end (pub_end) instead. Unheld, the high watermark is the log end, as before. A
- *        consumer's fetch past its bound (the high watermark, or read_committed the LSO) but
+ *        consumer's fetch (read_uncommitted or read_committed) past a held high watermark but
  *        not past the log end is empty, not out of range (fetch.c).
  *   RL6. An internal partition (`__consumer_offsets`, `__transaction_state`) is either led (from open on, and after
  *        log_internal_set_follower(false)) or followed (internal_follower, set by
