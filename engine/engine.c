@@ -1329,7 +1329,8 @@ static int txn_add_partitions_core(rt_engine *e, const char *id, int64_t produce
         rc = log_client_topic_check(partitions[i].topic);
         if (rc)
             return rc;
-        if (!log_partition(&e->log, partitions[i].topic, partitions[i].partition))
+        if (!log_options(&e->log)->partitions_elsewhere && /* the cluster broker checked */
+            !log_partition(&e->log, partitions[i].topic, partitions[i].partition))
             return error_set(RT_E_UNKNOWN_TOPIC_OR_PARTITION, "no partition %s-%u",
                              partitions[i].topic, partitions[i].partition);
     }

@@ -302,6 +302,12 @@ struct rt_options {
                                   answers RT_E_NOT_COORDINATOR until
                                   rt_partition_become_leader (a cluster node: its copy of the
                                   log may lag the coordinator's; docs/format.md G.7 CM7) */
+    bool partitions_elsewhere;    /* a cluster node: a transaction's partitions
+                                  (rt_txn_add_partitions) and a group's committed offsets
+                                  (rt_group_commit_offsets, rt_txn_commit_offsets) may name
+                                  partitions only other nodes hold; the embedder checks them
+                                  against the cluster's metadata, the engine does not require
+                                  them locally (false: RT_E_UNKNOWN_TOPIC_OR_PARTITION) */
 };
 
 /* Fills *opts with the defaults shown above. */

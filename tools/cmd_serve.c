@@ -958,6 +958,9 @@ int cmd_serve(int argc, char **argv)
         /* format.md G.7 CM7: the coordinator loads only once this node leads
          * __transaction_state-0 (txn_cluster.c KTC3), never from a copy that may lag at open */
         a.eo.txn_coordinator_follows = true;
+        /* a transaction's partitions and a group's offsets may be held by other nodes only
+         * (checked against the metadata image: handle_cluster.c KCL4) */
+        a.eo.partitions_elsewhere = true;
         /* KIP-890 across nodes (txn_verify.c KTV3; format.md G.9) */
         int vrc = kafka_txn_verify_start(a.node_id);
         if (vrc) {

@@ -960,6 +960,8 @@ static int check_offset(const struct rt_offset *o)
 
 int group_offsets_check_known(struct log *lg, const struct rt_offset *offsets, size_t count)
 {
+    if (log_options(lg)->partitions_elsewhere)
+        return 0; /* a cluster node: its broker checked them against the cluster's metadata */
     for (size_t i = 0; offsets && i < count; i++) {
         const struct rt_offset *o = &offsets[i];
         if (!o->topic || o->topic[0] == '\0' || strlen(o->topic) > RT_TOPIC_NAME_MAX)

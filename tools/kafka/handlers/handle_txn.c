@@ -273,7 +273,7 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
     if (!e || !mn)
         return RT_E_NOT_COORDINATOR; /* not serving yet: retried (MW3) */
     /* txn_cluster.c KTC5 (G.8 MW2): the decision on the ISR before any marker is handed on */
-    int replicated = kafka_txn_decision_replicated(w);
+    int replicated = kafka_txn_decision_replicated(mn);
     if (replicated)
         return replicated;
     struct lead_look l = {.topic = mk->topic, .partition = (int32_t)mk->partition, .leader = -1};
@@ -526,7 +526,8 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
         char *name = names + (size_t)t * (RT_TOPIC_NAME_MAX + 1);
         bool name_ok = kafka_topic_name(q->topics[t].name, name);
         uint32_t parts = 0;
-        bool known = name_ok && rt_topic_describe(e, name, &parts) == 0;
+        bool known = name_ok && /* handle_cluster.c KCL4: the cluster's metadata, not this node's */
+                     kafka_topic_partitions(s->server, name, &parts) == 0;
         bool write = id_denied ||
                      kafka_authorize_str(s, ACL_RESOURCE_TOPIC, q->topics[t].name, ACL_OP_WRITE);
         for (int32_t i = 0; i < np; i++) {

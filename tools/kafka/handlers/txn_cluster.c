@@ -239,9 +239,8 @@ static void decision_done(void *ctx, int16_t error)
 
 static _Atomic int64_t decision_timed_out_ms = -1; /* KTC5's backoff */
 
-int kafka_txn_decision_replicated(struct kafka_txn_writer *w)
+int kafka_txn_decision_replicated(struct metadata_node *mn)
 {
-    struct metadata_node *mn = atomic_load_explicit(&w->cluster, memory_order_acquire);
     struct replica_state *rs = mn ? metadata_node_replicas(mn) : NULL;
     if (!rs)
         return RT_E_NOT_COORDINATOR; /* not serving yet: retried (MW3) */

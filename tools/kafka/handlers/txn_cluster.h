@@ -8,7 +8,8 @@
 #define RT_KAFKA_TXN_CLUSTER_H
 
 #include "tools/kafka/handlers/handle.h"
-#include "tools/kafka/handlers/handle_txn.h"
+
+struct metadata_node;
 
 /* KTC2: NONE when this node coordinates transactions now (a single broker always does); else
  * NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or COORDINATOR_NOT_AVAILABLE. */
@@ -37,7 +38,8 @@ int16_t kafka_txn_answer_error(int16_t replication_error);
  * the transactional call or timer (MW5: it may block). 0 once `__transaction_state`-0's high
  * watermark has reached its log end as of this call (the decision the marker carries is on the
  * ISR); RT_E_NOT_COORDINATOR when this node does not lead it or lost it, or after
- * KTC_DECISION_WAIT_MS — the marker is then not written and the engine retries it (MW3). */
-int kafka_txn_decision_replicated(struct kafka_txn_writer *w);
+ * KTC_DECISION_WAIT_MS — the marker is then not written and the engine retries it (MW3).
+ * mn: the writer's node (NULL before it runs: retried). */
+int kafka_txn_decision_replicated(struct metadata_node *mn);
 
 #endif
