@@ -550,12 +550,20 @@ out:
 
 /* ---- the transactional mix: a plain producer's latency beside committing producers ------- */
 
+/* One transactional librdkafka producer committing transactions in a closed loop until *stop:
+ * `records` values of `value_bytes` each, alternating over partitions p0 and p1, then
+ * rd_kafka_commit_transaction, whose call-to-return time goes into lat. Used by the txn mix
+ * (1 record, one partition) and by the commit-latency rows (10 records over two). */
 struct txn_worker {
-    const struct serve_txn_mix_args *args;
-    uint32_t id;
+    const char *broker, *topic;
+    char tid[96];
+    uint32_t records;
+    size_t value_bytes;
+    int32_t p0, p1;
     pthread_t thread;
     _Atomic bool *stop;
     _Atomic bool ready;
+    struct hist lat;
     uint64_t commits;
     char errmsg[200];
 };
@@ -563,11 +571,9 @@ struct txn_worker {
 static void *txn_worker_main(void *arg)
 {
     struct txn_worker *w = arg;
-    const struct serve_txn_mix_args *a = w->args;
-    char err[256] = "", tid[64];
-    snprintf(tid, sizeof(tid), "bench-txn-%u", w->id);
-    rd_kafka_conf_t *c = conf_new(a->broker, err, sizeof(err));
-    if (!c || conf_set(c, "transactional.id", tid, err, sizeof(err)) ||
+    char err[256] = "";
+    rd_kafka_conf_t *c = conf_new(w->broker, err, sizeof(err));
+    if (!c || conf_set(c, "transactional.id", w->tid, err, sizeof(err)) ||
         conf_set(c, "linger.ms", "0", err, sizeof(err))) {
         snprintf(w->errmsg, sizeof(w->errmsg), "conf: %s", err);
         if (c)
@@ -581,31 +587,73 @@ static void *txn_worker_main(void *arg)
         atomic_store(&w->ready, true);
         return NULL;
     }
-    rd_kafka_error_t *e = rd_kafka_init_transactions(rk, 30000);
+    rd_kafka_error_t *e = rd_kafka_init_transactions(rk, 60000);
     atomic_store(&w->ready, true);
-    int32_t partition = (int32_t)(1 + w->id % a->txn_partitions); /* 0 is the plain one's */
+    uint64_t salt = (uint64_t)(w->p0 + 1) * 65537; /* producers start at different values */
     for (uint64_t n = 0; !e && !atomic_load(w->stop); n++) {
         e = rd_kafka_begin_transaction(rk);
+        for (uint32_t r = 0; !e && r < w->records; r++) {
+            size_t at = (size_t)((n * 4099 + (uint64_t)r * 257 + salt) %
+                                 (BENCH_POOL_BYTES - w->value_bytes));
+            rd_kafka_resp_err_t pe = rd_kafka_producev(
+                rk, RD_KAFKA_V_TOPIC(w->topic), RD_KAFKA_V_PARTITION(r % 2 ? w->p1 : w->p0),
+                RD_KAFKA_V_VALUE(bench_pool + at, w->value_bytes), RD_KAFKA_V_END);
+            if (pe) {
+                snprintf(w->errmsg, sizeof(w->errmsg), "produce: %s", rd_kafka_err2str(pe));
+                goto out;
+            }
+        }
         if (e)
             break;
-        size_t at = (size_t)((n * 4099 + w->id * 65537) % (BENCH_POOL_BYTES - BENCH_VALUE_BYTES));
-        rd_kafka_resp_err_t pe =
-            rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(a->txn_topic), RD_KAFKA_V_PARTITION(partition),
-                              RD_KAFKA_V_VALUE(bench_pool + at, BENCH_VALUE_BYTES), RD_KAFKA_V_END);
-        if (pe) {
-            snprintf(w->errmsg, sizeof(w->errmsg), "produce: %s", rd_kafka_err2str(pe));
-            break;
-        }
+        uint64_t t0 = bench_now_ns();
         e = rd_kafka_commit_transaction(rk, 30000);
-        if (!e)
+        if (!e) {
+            hist_add(&w->lat, bench_now_ns() - t0);
             w->commits++;
+        }
     }
+out:
     if (e) {
         snprintf(w->errmsg, sizeof(w->errmsg), "%s", rd_kafka_error_string(e));
         rd_kafka_error_destroy(e);
     }
     rd_kafka_destroy(rk);
     return NULL;
+}
+
+/* Starts the n workers (filled in by the caller, stop set) and waits until each has
+ * initialised its transactions (or failed): how many started; -EAGAIN in *rc if one could not. */
+static uint32_t txn_workers_start(struct txn_worker *ws, uint32_t n, int *rc)
+{
+    uint32_t started = 0;
+    for (; started < n; started++)
+        if (pthread_create(&ws[started].thread, NULL, txn_worker_main, &ws[started]) != 0) {
+            *rc = -EAGAIN;
+            break;
+        }
+    for (uint32_t i = 0; i < started; i++)
+        while (!atomic_load(&ws[i].ready))
+            sleep_ms(10);
+    return started;
+}
+
+/* Joins the started workers: their commits summed, their latencies merged into lat (if not
+ * NULL), the first error into errmsg (and -EIO into *rc unless it holds one). */
+static uint64_t txn_workers_join(struct txn_worker *ws, uint32_t started, struct hist *lat,
+                                 char *errmsg, size_t errlen, int *rc)
+{
+    uint64_t commits = 0;
+    for (uint32_t i = 0; i < started; i++) {
+        pthread_join(ws[i].thread, NULL);
+        commits += ws[i].commits;
+        if (lat)
+            hist_merge(lat, &ws[i].lat);
+        if (ws[i].errmsg[0] && !errmsg[0]) {
+            snprintf(errmsg, errlen, "transactional producer %u: %s", i, ws[i].errmsg);
+            *rc = *rc ? *rc : -EIO;
+        }
+    }
+    return commits;
 }
 
 static void on_plain_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
@@ -626,18 +674,19 @@ int serve_txn_mix(const struct serve_txn_mix_args *a, struct serve_result *out, 
         return -ENOMEM;
     }
     _Atomic bool stop = false;
-    uint32_t started = 0;
     int rc = 0;
-    for (; started < a->txn_producers; started++) {
-        ws[started] = (struct txn_worker){.args = a, .id = started, .stop = &stop};
-        if (pthread_create(&ws[started].thread, NULL, txn_worker_main, &ws[started]) != 0) {
-            rc = -EAGAIN;
-            break;
-        }
+    for (uint32_t i = 0; i < a->txn_producers; i++) {
+        int32_t partition = (int32_t)(1 + i % a->txn_partitions); /* 0 is the plain one's */
+        ws[i] = (struct txn_worker){.broker = a->broker,
+                                    .topic = a->txn_topic,
+                                    .records = 1,
+                                    .value_bytes = BENCH_VALUE_BYTES,
+                                    .p0 = partition,
+                                    .p1 = partition,
+                                    .stop = &stop};
+        snprintf(ws[i].tid, sizeof(ws[i].tid), "bench-txn-%u", i);
     }
-    for (uint32_t i = 0; i < started; i++)
-        while (!atomic_load(&ws[i].ready))
-            sleep_ms(10);
+    uint32_t started = txn_workers_start(ws, a->txn_producers, &rc);
     /* The plain producer: one record at a time, acks=all, each waited for (closed loop), so
      * its latency is the broker's answer time with nothing of its own queued ahead. */
     char err[256] = "";
@@ -691,15 +740,7 @@ int serve_txn_mix(const struct serve_txn_mix_args *a, struct serve_result *out, 
     if (rk)
         rd_kafka_destroy(rk);
     atomic_store(&stop, true);
-    for (uint32_t i = 0; i < started; i++) {
-        pthread_join(ws[i].thread, NULL);
-        *commits += ws[i].commits;
-        if (ws[i].errmsg[0] && !out->errmsg[0]) {
-            snprintf(out->errmsg, sizeof(out->errmsg), "transactional producer %u: %s", i,
-                     ws[i].errmsg);
-            rc = rc ? rc : -EIO;
-        }
-    }
+    *commits = txn_workers_join(ws, started, NULL, out->errmsg, sizeof(out->errmsg), &rc);
     out->p50_us = hist_quantile_ns(lat, 0.50) / 1e3;
     out->p99_us = hist_quantile_ns(lat, 0.99) / 1e3;
     out->p999_us = hist_quantile_ns(lat, 0.999) / 1e3;
@@ -713,76 +754,10 @@ int serve_txn_mix(const struct serve_txn_mix_args *a, struct serve_result *out, 
 #define TXN_COMMIT_RECORDS 10
 #define TXN_COMMIT_VALUE   100
 
-struct commit_worker {
-    const struct serve_txn_commit_args *args;
-    uint32_t id;
-    pthread_t thread;
-    _Atomic bool *stop;
-    _Atomic bool ready;
-    struct hist lat;
-    uint64_t commits;
-    char errmsg[200];
-};
-
-static void *commit_worker_main(void *arg)
-{
-    struct commit_worker *w = arg;
-    const struct serve_txn_commit_args *a = w->args;
-    char err[256] = "", tid[96];
-    snprintf(tid, sizeof(tid), "bench-commit-%s-%u", a->tag, w->id);
-    rd_kafka_conf_t *c = conf_new(a->broker, err, sizeof(err));
-    if (!c || conf_set(c, "transactional.id", tid, err, sizeof(err)) ||
-        conf_set(c, "linger.ms", "0", err, sizeof(err))) {
-        snprintf(w->errmsg, sizeof(w->errmsg), "conf: %s", err);
-        if (c)
-            rd_kafka_conf_destroy(c);
-        atomic_store(&w->ready, true);
-        return NULL;
-    }
-    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
-    if (!rk) {
-        snprintf(w->errmsg, sizeof(w->errmsg), "rd_kafka_new: %s", err);
-        atomic_store(&w->ready, true);
-        return NULL;
-    }
-    rd_kafka_error_t *e = rd_kafka_init_transactions(rk, 60000);
-    atomic_store(&w->ready, true);
-    int32_t p0 = (int32_t)(w->id % a->partitions), p1 = (int32_t)((w->id + 1) % a->partitions);
-    for (uint64_t n = 0; !e && !atomic_load(w->stop); n++) {
-        e = rd_kafka_begin_transaction(rk);
-        for (int r = 0; !e && r < TXN_COMMIT_RECORDS; r++) {
-            size_t at = (size_t)((n * 4099 + (uint64_t)r * 257 + w->id * 65537) %
-                                 (BENCH_POOL_BYTES - TXN_COMMIT_VALUE));
-            rd_kafka_resp_err_t pe = rd_kafka_producev(
-                rk, RD_KAFKA_V_TOPIC(a->topic), RD_KAFKA_V_PARTITION(r % 2 ? p1 : p0),
-                RD_KAFKA_V_VALUE(bench_pool + at, TXN_COMMIT_VALUE), RD_KAFKA_V_END);
-            if (pe) {
-                snprintf(w->errmsg, sizeof(w->errmsg), "produce: %s", rd_kafka_err2str(pe));
-                goto out;
-            }
-        }
-        if (e)
-            break;
-        uint64_t t0 = bench_now_ns();
-        e = rd_kafka_commit_transaction(rk, 30000);
-        if (!e) {
-            hist_add(&w->lat, bench_now_ns() - t0);
-            w->commits++;
-        }
-    }
-out:
-    if (e) {
-        snprintf(w->errmsg, sizeof(w->errmsg), "%s", rd_kafka_error_string(e));
-        rd_kafka_error_destroy(e);
-    }
-    rd_kafka_destroy(rk);
-    return NULL;
-}
-
 int serve_txn_commit(const struct serve_txn_commit_args *a, struct serve_txn_commit_result *out)
 {
     memset(out, 0, sizeof(*out));
-    struct commit_worker *ws = calloc(a->producers, sizeof(*ws));
+    struct txn_worker *ws = calloc(a->producers, sizeof(*ws));
     struct hist *all = calloc(1, sizeof(*all));
     if (!ws || !all) {
         free(ws);
@@ -790,35 +765,26 @@ int serve_txn_commit(const struct serve_txn_commit_args *a, struct serve_txn_com
         return -ENOMEM;
     }
     _Atomic bool stop = false;
-    uint32_t started = 0;
     int rc = 0;
-    for (; started < a->producers; started++) {
-        ws[started] = (struct commit_worker){.args = a, .id = started, .stop = &stop};
-        if (pthread_create(&ws[started].thread, NULL, commit_worker_main, &ws[started]) != 0) {
-            rc = -EAGAIN;
-            break;
-        }
+    for (uint32_t i = 0; i < a->producers; i++) {
+        ws[i] = (struct txn_worker){.broker = a->broker,
+                                    .topic = a->topic,
+                                    .records = TXN_COMMIT_RECORDS,
+                                    .value_bytes = TXN_COMMIT_VALUE,
+                                    .p0 = (int32_t)(i % a->partitions),
+                                    .p1 = (int32_t)((i + 1) % a->partitions),
+                                    .stop = &stop};
+        snprintf(ws[i].tid, sizeof(ws[i].tid), "bench-commit-%s-%u", a->tag, i);
     }
-    for (uint32_t i = 0; i < started; i++)
-        while (!atomic_load(&ws[i].ready))
-            sleep_ms(10);
+    uint32_t started = txn_workers_start(ws, a->producers, &rc);
     uint64_t before = 0;
     for (uint32_t i = 0; i < started; i++)
         before += ws[i].commits;
     uint64_t t0 = bench_now_ns();
     sleep_ms((long)(a->seconds * 1000));
     atomic_store(&stop, true);
-    for (uint32_t i = 0; i < started; i++)
-        pthread_join(ws[i].thread, NULL);
+    out->commits = txn_workers_join(ws, started, all, out->errmsg, sizeof(out->errmsg), &rc);
     out->seconds = (double)(bench_now_ns() - t0) / 1e9;
-    for (uint32_t i = 0; i < started; i++) {
-        hist_merge(all, &ws[i].lat);
-        out->commits += ws[i].commits;
-        if (ws[i].errmsg[0] && !out->errmsg[0]) {
-            snprintf(out->errmsg, sizeof(out->errmsg), "producer %u: %s", i, ws[i].errmsg);
-            rc = rc ? rc : -EIO;
-        }
-    }
     out->commits -= before < out->commits ? before : 0;
     out->p50_us = hist_quantile_ns(all, 0.50) / 1e3;
     out->p99_us = hist_quantile_ns(all, 0.99) / 1e3;
