@@ -18,14 +18,6 @@ set -u
 
 RT=${1:?usage: cli_cluster_compact.sh /path/to/ringtail}
 T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-ccmp-XXXXXX")
-PIDS=(0 0 0 0)
-cleanup() {
-    for i in 1 2 3; do
-        if [ "${PIDS[$i]}" != 0 ]; then kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
-    done
-    [ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/helpers/cli_harness.sh"
 PY=/usr/bin/python3
 SESSION_MS=2000
@@ -34,6 +26,7 @@ touch "$T/out" "$T/err"
 
 . "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
 . "$(dirname "$0")/helpers/cluster_nodes.sh" # start_node, brokers_of, wait_for, all_list, status_of
+trap cluster_cleanup EXIT
 BOOT="127.0.0.1:$K1,127.0.0.1:$K2,127.0.0.1:$K3"
 
 alive() { local i; for i in 1 2 3; do [ "${PIDS[$i]}" != 0 ] && echo "$i"; done; }

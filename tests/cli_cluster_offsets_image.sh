@@ -12,20 +12,13 @@ set -u
 
 RT=${1:?usage: cli_cluster_offsets_image.sh /path/to/ringtail}
 T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-coi-XXXXXX")
-PIDS=(0 0 0 0)
-cleanup() {
-    for i in 1 2 3; do
-        if [ "${PIDS[$i]}" != 0 ]; then kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
-    done
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/helpers/cli_harness.sh"
 : >"$T/out"; : >"$T/err" # bad() shows them
 PY=/usr/bin/python3
 SESSION_MS=2000
 . "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
 . "$(dirname "$0")/helpers/cluster_nodes.sh" # start_node, wait_for, all_list, status_of
+trap cluster_cleanup EXIT
 
 for i in 1 2 3; do start_node "$i"; done
 offsets_led() { status_of 1 | awk -F'\t' '$1 == "partition" && $2 == "__consumer_offsets" && $5 != -1 { n++ } END { exit !(n > 0) }'; }

@@ -18,14 +18,6 @@ set -u
 
 RT=${1:?usage: cli_cluster_txn_coord.sh /path/to/ringtail}
 T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-ctc-XXXXXX")
-PIDS=(0 0 0 0)
-cleanup() {
-    for i in 1 2 3; do
-        if [ "${PIDS[$i]}" != 0 ]; then kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
-    done
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/helpers/cli_harness.sh"
 : >"$T/out"; : >"$T/err" # bad() shows them
 PY=/usr/bin/python3
@@ -33,6 +25,7 @@ TOPIC=tc
 SESSION_MS=2000
 . "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
 . "$(dirname "$0")/helpers/cluster_nodes.sh" # start_node, brokers_of, wait_for, all_list
+trap cluster_cleanup EXIT
 
 status() { # the first running node's answer
     local i

@@ -15,14 +15,6 @@ set -u
 
 RT=${1:?usage: cli_cluster_txn_verify_e2e.sh /path/to/ringtail}
 T=$(mktemp -d "${TMPDIR:-/tmp}/rt-cli-ctve-XXXXXX")
-PIDS=(0 0 0 0)
-cleanup() {
-    for i in 1 2 3; do
-        if [ "${PIDS[$i]}" != 0 ]; then kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
-    done
-    [ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/helpers/cli_harness.sh"
 : >"$T/out"; : >"$T/err" # bad() shows them
 PY=/usr/bin/python3
@@ -31,6 +23,7 @@ TOPIC=tve
 SESSION_MS=4000
 . "$(dirname "$0")/helpers/cluster_ports.sh" # C1-C3, K1-K3, VOTERS, kport
 . "$(dirname "$0")/helpers/cluster_nodes.sh" # start_node, brokers_of, wait_for, all_list
+trap cluster_cleanup EXIT
 
 status() { "$RT" cluster status --bootstrap "127.0.0.1:$K1" 2>/dev/null; }
 row() { status | awk -F'\t' -v t="$1" -v p="$2" '$1 == "partition" && $2 == t && $3 == p'; }

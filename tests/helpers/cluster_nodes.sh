@@ -2,7 +2,8 @@
 # serve --voters` nodes alike (after cluster_ports.sh; they set RT, T, PIDS and SESSION_MS):
 # start_node I (node I in $T/nI, its output in $T/nI.out and .err), brokers_of I (the broker
 # ids node I's Metadata lists), wait_for SECONDS CMD..., all_list WANT I..., status_of I
-# (`ringtail cluster status` asked of node I). It starts nothing when sourced.
+# (`ringtail cluster status` asked of node I), cluster_cleanup (an EXIT trap). It starts nothing
+# when sourced.
 start_node() { # start_node I
     local i=$1 c="C$1" k="K$1"
     mkdir -p "$T/n$i"
@@ -21,3 +22,13 @@ wait_for() {
 }
 all_list() { local want=$1; shift; for i in "$@"; do [ "$(brokers_of "$i")" = "$want" ] || return 1; done; }
 status_of() { "$RT" cluster status --bootstrap "127.0.0.1:$(kport "$1")" 2>&1; }
+# cluster_cleanup: a test's EXIT trap (`trap cluster_cleanup EXIT` right after sourcing this):
+# every node it started (PIDS[1..3], 0: none) SIGKILLed and reaped, $T removed unless KEEP is set.
+declare -p PIDS >/dev/null 2>&1 || PIDS=(0 0 0 0)
+cluster_cleanup() {
+    local i
+    for i in 1 2 3; do
+        if [ "${PIDS[$i]}" != 0 ]; then kill -KILL "${PIDS[$i]}" 2>/dev/null; wait "${PIDS[$i]}" 2>/dev/null; fi
+    done
+    if [ -n "${KEEP:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
+}
