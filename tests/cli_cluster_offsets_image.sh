@@ -5,7 +5,8 @@
 # for a group whose coordinator (FindCoordinator) is not that partition's replica, a raw
 # OffsetFetch v1 of the partition answers NONE with offset -1 (nothing committed, as Kafka's
 # group coordinator answers from its metadata cache), and one of a partition the topic does
-# not have answers UNKNOWN_TOPIC_OR_PARTITION (3).
+# not have answers UNKNOWN_TOPIC_OR_PARTITION (3); an OffsetCommit of the partition there is
+# taken and read back (rt_options.partitions_elsewhere).
 #
 # usage: bash tests/cli_cluster_offsets_image.sh /path/to/ringtail
 set -u
@@ -109,6 +110,28 @@ else
 fi
 [ "$RC" = 0 ] && [ "$e7" = 3 ] && ok "and of oi-7 (no such partition): UNKNOWN_TOPIC_OR_PARTITION" ||
     bad "OffsetFetch of oi-7: $(cat "$T/out")"
+
+# OffsetCommit of oi-0 for that group, at its coordinator (no replica of oi): taken and read
+# back (the engine's rt_options.partitions_elsewhere; before it the engine refused it,
+# UNKNOWN_TOPIC_OR_PARTITION: librdkafka 0099 on the cluster)
+$PY - "127.0.0.1:$K1" "$grp" >"$T/commit.out" 2>"$T/commit.err" <<'PYEOF'
+import sys
+from confluent_kafka import Consumer, TopicPartition
+c = Consumer({"bootstrap.servers": sys.argv[1], "group.id": sys.argv[2],
+              "enable.auto.commit": False})
+try:
+    r = c.commit(offsets=[TopicPartition("oi", 0, 5)], asynchronous=False)
+    print("commit", r[0].error.name() if r[0].error else "NONE")
+except Exception as e:
+    print("commit", e.args[0].name() if e.args and hasattr(e.args[0], "name") else e)
+print("committed", c.committed([TopicPartition("oi", 0)], timeout=15)[0].offset)
+c.close()
+PYEOF
+if [ "$(tr '\n' ' ' <"$T/commit.out")" = "commit NONE committed 5 " ]; then
+    ok "OffsetCommit of oi-0 at node $coord (not its replica): NONE, read back 5"
+else
+    bad "OffsetCommit at a coordinator without the topic: $(cat "$T/commit.out") $(tail -c 300 "$T/commit.err")"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
