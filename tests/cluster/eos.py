@@ -19,6 +19,7 @@ EW3  check(): every input value appears exactly once in the read_committed outpu
      else does (no aborted record visible, none lost, none twice); read_committed reaches each
      output partition's end (no LSO pinned).
 """
+import os
 import threading
 import time
 
@@ -51,7 +52,8 @@ class Stats:
 
 
 class Input:
-    """EW2: one idempotent acks=all producer writing "i-<n>" round robin, `rate` a second."""
+    """EW2: one idempotent acks=all producer writing "i-<n>" round robin, `rate` a second
+    (RT_EOS_DEBUG=1 in the environment: librdkafka's eos,msg debug lines on stderr)."""
 
     def __init__(self, bootstrap, topic, parts, rate, log):
         self.bootstrap, self.topic, self.parts, self.rate, self.log = bootstrap, topic, parts, rate, log
@@ -70,7 +72,8 @@ class Input:
         p = Producer({"bootstrap.servers": self.bootstrap, "enable.idempotence": True,
                       "acks": "all", "linger.ms": 5, "message.timeout.ms": 60000,
                       "topic.metadata.refresh.interval.ms": 1000,
-                      "reconnect.backoff.max.ms": 500})
+                      "reconnect.backoff.max.ms": 500,
+                      **({"debug": "eos,msg"} if os.environ.get("RT_EOS_DEBUG") else {})})
         n = 0
         period = 1.0 / self.rate
         while not self.stop_flag.is_set():

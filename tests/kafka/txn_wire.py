@@ -152,7 +152,9 @@ def main():
     check(e == 0 and offset_fetch() == 11, "OffsetCommit with generation -1: stored (%d)" % e)
 
     # OffsetFetch v7's require_stable (KO6): a transactional commit pending for the partition
-    # answers UNSTABLE_OFFSET_COMMIT (88) until its marker; v5 answers the committed offset.
+    # answers UNSTABLE_OFFSET_COMMIT (88) until its marker; v0-6, which cannot ask for stable
+    # offsets, answer COORDINATOR_LOAD_IN_PROGRESS (14) meanwhile (KO12): top level for v5, in
+    # the partition for v1.
     def uvar(n):
         out = b""
         while True:
@@ -185,9 +187,19 @@ def main():
     def offset_fetch_v5():
         r = c.call(9, 5, kstr("wg") + s32(1) + kstr(topic) + s32(1) + s32(2))
         # throttle, [name [partition offset leader_epoch metadata error]], error
+        (n,) = struct.unpack(">i", r[4:8])
+        if n == 0:  # a group-level error alone
+            return -1, struct.unpack(">h", r[8:10])[0]
         (ln,) = struct.unpack(">h", r[8:10])
         (o,) = struct.unpack(">q", r[10 + ln + 8 : 10 + ln + 16])
-        return o
+        return o, struct.unpack(">h", r[-2:])[0]
+
+    def offset_fetch_v1():
+        r = c.call(9, 1, kstr("wg") + s32(1) + kstr(topic) + s32(1) + s32(2))
+        (ln,) = struct.unpack(">h", r[4:6])
+        o, md = struct.unpack(">qh", r[6 + ln + 8 : 6 + ln + 18])
+        (err,) = struct.unpack(">h", r[6 + ln + 18 + max(md, 0) : 6 + ln + 20 + max(md, 0)])
+        return o, err
 
     err, pid2, epoch2 = init_pid(c, "wire-offsets")
     r = c.call(25, 1, kstr("wire-offsets") + s64(pid2) + s16(epoch2) + kstr("wg"))
@@ -203,11 +215,19 @@ def main():
     check(e == 88, "OffsetFetch v7 require_stable while it is pending: UNSTABLE_OFFSET_COMMIT (%d)" % e)
     o, e = offset_fetch_v7(False)
     check(e == 0 and o == 11, "OffsetFetch v7 without require_stable: the committed 11 (%d, %d)" % (o, e))
-    check(offset_fetch_v5() == 11, "OffsetFetch v5: the committed 11")
+    o, e = offset_fetch_v5()
+    check(e == 14, "OffsetFetch v5 while it is pending: COORDINATOR_LOAD_IN_PROGRESS (%d, %d)" % (o, e))
+    o, e = offset_fetch_v1()
+    check(e == 14 and o == -1,
+          "OffsetFetch v1 while it is pending: COORDINATOR_LOAD_IN_PROGRESS in the partition (%d, %d)" % (o, e))
     e = end_txn(c, "wire-offsets", pid2, epoch2, True)
     check(e == 0, "EndTxn commit of the offsets: NONE (%d)" % e)
     o, e = offset_fetch_v7(True)
     check(e == 0 and o == 20, "OffsetFetch v7 require_stable after the marker: 20 (%d, %d)" % (o, e))
+    o, e = offset_fetch_v5()
+    check(e == 0 and o == 20, "OffsetFetch v5 after the marker: 20 (%d, %d)" % (o, e))
+    o, e = offset_fetch_v1()
+    check(e == 0 and o == 20, "OffsetFetch v1 after the marker: 20 (%d, %d)" % (o, e))
 
     body = kstr("wire") + s64(pid) + s16(epoch) + s32(1) + kstr(topic) + s32(2) + s32(0)
     r = c.call(24, 1, body)  # one partition short

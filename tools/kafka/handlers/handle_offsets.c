@@ -10,10 +10,21 @@
  * Invariants:
  *   KO1  An offset is answered only once it is committed: a transactional commit still pending
  *        (its transaction open) is not returned (the previous committed offset, or -1, is), as
- *        Kafka answers v1-6.
+ *        Kafka answers without require_stable — here v7-8 and KO3's null topic array; v0-6
+ *        naming a pending partition: KO12.
  *   KO6  With v7's require_stable set, a partition whose transactional commit is pending
  *        answers UNSTABLE_OFFSET_COMMIT (88) instead of KO1's answer, which clients retry until
  *        the transaction's marker lands (KIP-447).
+ *   KO12 A version that cannot ask for stable offsets (v0-6) naming a partition whose
+ *        transactional commit is pending is answered COORDINATOR_LOAD_IN_PROGRESS (14) — top
+ *        level and no topics for v2-6 (a group's error, as Kafka sends one), in that partition
+ *        for v0-1 (no top-level error there) — which clients retry, until the marker lands. Kafka answers KO1's stable
+ *        offset there; ringtail does not, because an exactly-once pipeline on such a client
+ *        (kafkajs 2.2.4 speaks v1-4) that rejoins its group between a commit's decision and its
+ *        marker reaching the group coordinator (a failover of either, in a cluster) would
+ *        otherwise resume from the offset before that commit and write its outputs twice
+ *        (tests/cluster/eos_run.py found it). A null topic array (KO3, the admin tools' "every
+ *        offset") stays KO1's answer: no consumer resumes from it.
  *   KO2  Every partition asked is answered: -1 and "" with NONE when nothing is committed (as
  *        Kafka), UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist; a committed
  *        one with the metadata its commit carried (A3: Kafka stores it and returns it).
@@ -217,6 +228,8 @@ struct fetch_build {
     const char *group;
     int16_t group_err; /* KZ2: GROUP_AUTHORIZATION_FAILED for a denied group, else NONE */
     bool require_stable;
+    bool old_version; /* KO12: v0-6, which cannot ask for stable offsets */
+    bool unstable;    /* a partition asked has a transactional commit pending */
     size_t need_bytes; /* what the build would have needed */
     bool full;
 };
@@ -263,7 +276,11 @@ static void fetch_one(struct fetch_build *b, const char *topic, int32_t p, bool 
                                    b->require_stable, &o);
     if (rc) {
         out->error_code = kafka_error_from_rt(rc);
-        if (rc != RT_E_UNSTABLE_OFFSET_COMMIT)
+        if (rc == RT_E_UNSTABLE_OFFSET_COMMIT) {
+            b->unstable = true;
+            if (b->old_version) /* KO12: v0-1 carry it here; v2-6 at the top */
+                out->error_code = KAFKA_COORDINATOR_LOAD_IN_PROGRESS;
+        } else
             fprintf(stderr, "ringtail serve: OffsetFetch for group '%s': %s: %s\n", b->group,
                     rt_strerror(rc), rt_error_detail());
         return;
@@ -418,6 +435,7 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
         memset(&m, 0, sizeof(m));
         b.need_bytes = 0;
         b.full = false;
+        b.unstable = false;
         if (v >= 8) { /* KO8: each group as a v7 request of its own */
             struct kmsg_offset_fetch_group *gs = build_alloc(&b, (size_t)gn, sizeof(*gs));
             for (int32_t i = 0; i < gn; i++) {
@@ -447,7 +465,13 @@ enum net_verdict kafka_handle_offset_fetch(struct kafka_slot *s, size_t body_at)
         } else if (q.topics_count < 0) {
             m.error_code = fetch_every(&b, &m); /* KO3 */
         } else {
+            b.old_version = v < 7; /* KO12 */
+            b.require_stable = b.require_stable || b.old_version;
             fetch_named(&b, &q, &m);
+            if (b.unstable && b.old_version && v >= 2) {
+                m.error_code = KAFKA_COORDINATOR_LOAD_IN_PROGRESS; /* the group's error alone */
+                m.topics_count = 0;
+            }
         }
         if (!b.full)
             break;
