@@ -26,8 +26,12 @@
  *        (tests/cluster/eos_run.py found it). A null topic array (KO3, the admin tools' "every
  *        offset") stays KO1's answer: no consumer resumes from it.
  *   KO2  Every partition asked is answered: -1 and "" with NONE when nothing is committed (as
- *        Kafka), UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist; a committed
- *        one with the metadata its commit carried (A3: Kafka stores it and returns it).
+ *        Kafka), whether or not the partition exists at v1+ (Kafka's group coordinator does not
+ *        look: a topic created a moment ago, which a cluster node's image may not hold yet, is
+ *        no error), UNKNOWN_TOPIC_OR_PARTITION for one that does not exist at v0 (Kafka's v0
+ *        looks, KCL4 here) and for a name that cannot be a topic's or a negative partition; a
+ *        committed one with the metadata its commit carried (A3: Kafka stores it and returns
+ *        it).
  *   KO3  A null topic array ("all the group's partitions", v2+) is answered with every
  *        partition the group has a committed offset for, sorted by topic and partition (Kafka's
  *        group.allOffsets), each as KO1/KO6 say.
@@ -301,8 +305,10 @@ static void fetch_named(struct fetch_build *b, const struct kmsg_offset_fetch_re
         char name[RT_TOPIC_NAME_MAX + 1];
         uint32_t parts = 0;
         bool denied = !kafka_authorize_str(b->s, ACL_RESOURCE_TOPIC, tp->name, ACL_OP_DESCRIBE);
-        bool known = !denied && kafka_topic_name(tp->name, name) && /* handle_cluster.c KCL4 */
-                     kafka_topic_partitions(b->s->server, name, &parts) == 0;
+        bool named = !denied && kafka_topic_name(tp->name, name);
+        bool v0 = b->s->header.api_version == 0; /* KO2: only v0 asks whether it exists */
+        bool known = named && (!v0 || /* handle_cluster.c KCL4 */
+                               kafka_topic_partitions(b->s->server, name, &parts) == 0);
         struct kmsg_offset_fetch_partition *ps =
             build_alloc(b, (size_t)tp->partitions_count, sizeof(*ps));
         if (!topics || (tp->partitions_count > 0 && !ps))
@@ -311,7 +317,7 @@ static void fetch_named(struct fetch_build *b, const struct kmsg_offset_fetch_re
             .name = tp->name, .partitions = ps, .partitions_count = tp->partitions_count};
         for (int32_t i = 0; i < tp->partitions_count; i++) {
             int32_t p = tp->partitions[i];
-            fetch_one(b, name, p, known && p >= 0 && (uint32_t)p < parts, &ps[i]);
+            fetch_one(b, name, p, known && p >= 0 && (!v0 || (uint32_t)p < parts), &ps[i]);
             if (denied && !b->group_err && b->group)
                 ps[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED; /* KZ2 */
         }
