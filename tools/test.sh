@@ -8,8 +8,9 @@
 #      among them);
 #   4. every libFuzzer target for a short, bounded time over its seed corpus (clang);
 #   and, after step 1, librdkafka's own transaction, idempotence, offset and group tests against
-#   `ringtail serve` (tools/conformance.sh --subset ci, each test one count; in the background
-#   while step 2's tree builds);
+#   `ringtail serve` (tools/conformance.sh --subset ci, each test one count), then its cluster
+#   subset against three nodes (--cluster --subset ci), in the background while step 2's tree
+#   builds;
 # and prints one closing line "N passed, M failed". Longer fuzzing: see README.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -66,12 +67,16 @@ fi
 run_ctest "release" build/release -E '^fuzz_'
 
 # librdkafka's own suite, its transaction, idempotence, offset and group tests, against a fresh
-# `ringtail serve` of the Release tree (tools/conformance.sh; the full run is in the README).
-# Its tests mostly wait on the client's own timers (about 6 minutes, little CPU), so it runs in
-# the background while the ASan tree builds; its output is printed whole when it ends, and the
-# ASan tests start only after it.
+# `ringtail serve` of the Release tree, then its cluster subset against three `ringtail serve
+# --voters` nodes (tools/conformance.sh, tests/conformance/expected*.txt; the full runs are in
+# the README). Its tests mostly wait on the client's own timers (about 6 and 1 minutes, little
+# CPU), so they run in the background while the ASan tree builds; their output is printed
+# whole when they end, and the ASan tests start only after them.
 clog=$(mktemp)
-./tools/conformance.sh --subset ci </dev/null >"$clog" 2>&1 &
+(
+    ./tools/conformance.sh --subset ci
+    ./tools/conformance.sh --cluster --subset ci
+) </dev/null >"$clog" 2>&1 &
 cpid=$!
 asan_built=0
 # The build runs niced: the conformance tests run on a real client's timers, and a compiler at
@@ -81,15 +86,17 @@ if BUILD_NICE=15 build build/asan -DCMAKE_BUILD_TYPE=Debug -DRT_SANITIZE=ON -DRT
     asan_built=1
 fi
 wait "$cpid"
-echo "== conformance (librdkafka's suite: the ci subset)"
+echo "== conformance (librdkafka's suite: the ci subsets, one broker and a cluster)"
 cat "$clog"
-cline=$(grep -Ex '[0-9]+ passed, [0-9]+ failed' "$clog" | tail -1)
-if [ -n "$cline" ]; then
-    passed=$((passed + ${cline%% *}))
-    cfailed=${cline#*, }
-    failed=$((failed + ${cfailed%% *}))
+clines=$(grep -Ex '[0-9]+ passed, [0-9]+ failed' "$clog")
+if [ "$(printf '%s\n' "$clines" | grep -c .)" = 2 ]; then
+    while read -r cline; do
+        passed=$((passed + ${cline%% *}))
+        cfailed=${cline#*, }
+        failed=$((failed + ${cfailed%% *}))
+    done <<<"$clines"
 else
-    echo "conformance: no result line"
+    echo "conformance: not two result lines (one per subset)"
     failed=$((failed + 1))
 fi
 rm -f "$clog"
