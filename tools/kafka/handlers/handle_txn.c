@@ -78,6 +78,14 @@
  *        group's `__consumer_offsets` partition (group_cluster.c KGC4, with its error mapping:
  *        NOT_COORDINATOR when the leadership went, COORDINATOR_NOT_AVAILABLE at the timeout or
  *        below min.insync.replicas), whichever call wrote it.
+ *   KT14 A marker the writer puts into a partition this node leads (KT9) counts as written only
+ *        once it is on the partition's ISR (marker_isr_wait: the high watermark past the log
+ *        end read after the write, the ISR at least min.insync.replicas), as a peer answers
+ *        WriteTxnMarkers (handle_txn_markers.c KTM4) and as Kafka appends every marker with
+ *        acks=all; otherwise the transaction stays Prepare* and the coordinator's tick writes it
+ *        again (a no-op, KTM5) and waits again. Without it a leader that died right after the
+ *        write left a new leader without the marker and the coordinator, counting it written,
+ *        never sent it again: an open transaction, a pinned LSO, in that partition for good.
  *   KT13 AddOffsetsToTxn in a cluster checks the group's `__consumer_offsets` partition as KT8
  *        checks a partition (txn_offsets_partition_check over txn_partition_check): accepted when
  *        this node is its ready leader or another registered, unfenced node leads it — the
@@ -100,6 +108,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +274,59 @@ static int16_t txn_offsets_partition_check(const struct kafka_server *srv, int32
                : led;
 }
 
+/* KT14: the ISR's answer for a marker just written into a partition this node leads. */
+struct isr_sync {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    int16_t error;
+};
+
+static void isr_sync_done(void *ctx, int16_t error)
+{
+    struct isr_sync *y = ctx;
+    pthread_mutex_lock(&y->mu);
+    y->error = error;
+    y->done = true;
+    pthread_cond_signal(&y->cv);
+    pthread_mutex_unlock(&y->mu);
+}
+
+/* KT14: 0 once the marker written into the local partition is on its ISR (the high watermark
+ * past the log end read after the write, with an ISR of at least min_isr), as a WriteTxnMarkers
+ * from another node is answered (handle_txn_markers.c KTM4); else RT_E_TIMED_OUT, which leaves
+ * the transaction Prepare* for the coordinator's tick to write the marker (a no-op then, KTM5)
+ * and wait again. Blocks the engine's transaction thread, as a marker sent to a peer does. */
+static int marker_isr_failed(const struct rt_txn_marker *mk, const char *why)
+{
+    static _Atomic int64_t last_logged = -1; /* once per producer id and epoch */
+    int64_t key = (mk->producer_id << 16) ^ (uint16_t)mk->producer_epoch;
+    if (atomic_exchange(&last_logged, key) != key)
+        fprintf(stderr,
+                "ringtail serve: the %s marker of producer id %" PRId64 " epoch %d for "
+                "%s-%" PRIu32 " is written here but not on the ISR (%s); retried "
+                "(docs/cluster.md 7.3)\n",
+                mk->commit ? "commit" : "abort", mk->producer_id, (int)mk->producer_epoch,
+                mk->topic, mk->partition, why);
+    return RT_E_TIMED_OUT;
+}
+
+static int marker_isr_wait(struct replica_state *rs, const struct rt_txn_marker *mk,
+                           unsigned min_isr)
+{
+    struct isr_sync y = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    if (rs_wait(rs, mk->topic, (int32_t)mk->partition, -1, rs_now_ms() + KTM_ISR_WAIT_MS,
+                min_isr, isr_sync_done, &y) != 0)
+        return marker_isr_failed(mk, "the replica side is stopping");
+    pthread_mutex_lock(&y.mu);
+    while (!y.done)
+        pthread_cond_wait(&y.cv, &y.mu);
+    pthread_mutex_unlock(&y.mu);
+    if (y.error == KAFKA_NONE)
+        return 0;
+    return marker_isr_failed(mk, kafka_error_name(y.error));
+}
+
 int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
 {
     struct kafka_txn_writer *w = ctx;
@@ -287,8 +349,9 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
     if (l.leader >= 0 && l.leader != w->self) /* KT9: led by another node: WriteTxnMarkers */
         return kafka_txn_marker_send(mn, l.leader, mk);
     struct replica_state *rs = metadata_node_replicas(mn);
+    unsigned min_isr = 1;
     if (l.leader != w->self || !rs ||
-        rs_check(rs, mk->topic, (int32_t)mk->partition, -1, NULL, NULL) != KAFKA_NONE) {
+        rs_check(rs, mk->topic, (int32_t)mk->partition, -1, NULL, &min_isr) != KAFKA_NONE) {
         /* KT9: never into a replica this node follows; once per producer id and epoch */
         static _Atomic int64_t last_logged = -1;
         int64_t key = (mk->producer_id << 16) ^ (uint16_t)mk->producer_epoch;
@@ -304,6 +367,8 @@ int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)
     }
     int rc = rt_txn_write_marker(e, mk->topic, mk->partition, mk->producer_id, mk->producer_epoch,
                                  mk->commit);
+    if (rc == 0)
+        rc = marker_isr_wait(rs, mk, min_isr); /* KT14 */
     if (rc == 0) /* txn_verify.c KTV6: the transaction ended in that partition */
         kafka_txn_verify_marker(mk->producer_id, mk->topic, mk->partition);
     return rc;
