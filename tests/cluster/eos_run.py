@@ -201,7 +201,12 @@ def start_others(args, c):
         src, dst, group = lane(k)
         cmd += [c.bootstrap, src, dst, group, f"{group}-0"]
         out = open(os.path.join(c.dir, f"eos-{k}.out"), "w")
-        procs[k] = (subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT), out)
+        env = dict(os.environ)
+        if k == "rdkafka":  # under ASan: librdkafka's own leak after a fatal error is not ours
+            supp = os.path.join(here, "..", "kafka", "lsan-librdkafka.supp")
+            env["LSAN_OPTIONS"] = ":".join(
+                x for x in (env.get("LSAN_OPTIONS", ""), f"suppressions={os.path.abspath(supp)}") if x)
+        procs[k] = (subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env), out)
         log(f"pipeline {k}: {' '.join(cmd)}")
     return procs
 
@@ -314,19 +319,25 @@ def main():
         for inp in inputs:
             inp.stop()
         log(f"input stopped: {sum(i.sent for i in inputs)} sent; waiting for the pipelines")
-        deadline = time.monotonic() + 90
-        left = None
+        # 90 s to catch up, renewed while the lag still falls (a long run on a loaded machine
+        # ends with a backlog the pipelines are still working through), 30 minutes at most
+        started = time.monotonic()
+        deadline = started + 90
+        left = best = None
         while time.monotonic() < deadline:
             lags = [eos.lag(c.bootstrap, lane(k)[0], PARTS, lane(k)[2]) for k in LANES]
             left = None if None in lags else sum(lags)
             if left == 0:
                 break
+            if left is not None and (best is None or left < best):
+                best = left
+                deadline = min(started + 1800, max(deadline, time.monotonic() + 90))
             time.sleep(1)
         for pl in pipes:
             pl.stop()
         failures += stop_others(procs)
         if left != 0:
-            failures.append(f"the pipelines did not catch up within 90 s (lag {left})")
+            failures.append(f"the pipelines did not catch up (lag {left}: none gained for 90 s, or 30 min passed)")
         if pipes:
             log(f"pipeline python: {stats.committed} committed, {stats.aborted} aborted, "
                 f"{stats.records} records, {stats.incarnations} new incarnations, "
