@@ -12,6 +12,11 @@ EW1  An abortable error (txn_requires_abort) aborts the transaction and rewinds 
      retriable error of a commit retries the commit; a fatal one (a fenced producer: the
      coordinator moved and fenced it, G.7 CM3) closes the producer and the consumer and starts
      a new incarnation under the same transactional id (init_transactions fences the old one).
+     A rebalance is seen only inside consume() (on_assign/on_revoke): a batch whose consume saw
+     one is dropped and the consumer rewound, and the offsets go with the group metadata read
+     when the batch was polled; otherwise a batch polled before a rebalance can be committed
+     under the new generation and then delivered again from the position the new assignment
+     fetched before that commit (rdk_eos.c has the same rule).
 EW2  The input is written before and during the run by one idempotent acks=all producer; the
      expected output is exactly the input topic's records as read back at the end (an input
      sent but not acknowledged may be there, and then must be processed too).
@@ -145,12 +150,22 @@ class Pipeline:
         c, p = self._clients()
         try:
             p.init_transactions(60)
-            c.subscribe([self.src])
+            moved = []  # EW1: rebalances come through these, inside consume() only
+
+            def on_change(consumer, parts):
+                moved.append(len(parts))
+
+            c.subscribe([self.src], on_assign=on_change, on_revoke=on_change)
             while not self.stop_flag.is_set():
+                del moved[:]
                 msgs = c.consume(self.batch, 0.5)
                 msgs = [m for m in msgs if m.error() is None]
+                if moved:  # the batch may straddle an assignment: drop it, start again
+                    self._rewind(c)
+                    continue
                 if not msgs:
                     continue
+                meta = c.consumer_group_metadata()  # the generation the batch was polled in
                 offs = {}
                 try:
                     p.begin_transaction()
@@ -158,8 +173,7 @@ class Pipeline:
                         p.produce(self.dst, value=b"o-" + m.value(), partition=m.partition())
                         offs[m.partition()] = m.offset() + 1
                     p.send_offsets_to_transaction(
-                        [TopicPartition(self.src, q, o) for q, o in offs.items()],
-                        c.consumer_group_metadata(), 30)
+                        [TopicPartition(self.src, q, o) for q, o in offs.items()], meta, 30)
                     self._commit(p)
                     with self.s.lock:
                         self.s.committed += 1

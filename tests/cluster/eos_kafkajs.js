@@ -24,7 +24,7 @@ if (!tid) {
 const kafka = new Kafka({
   clientId: 'rt-eos-kafkajs',
   brokers: bootstrap.split(','),
-  logLevel: logLevel.NOTHING,
+  logLevel: logLevel.ERROR, // to stdout (eos-<lane>.out; eos_run.py shows its tail on a failure)
   connectionTimeout: 3000,
   requestTimeout: 10000,
   retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 2000 },

@@ -230,6 +230,10 @@ def stop_others(procs):
         log(f"pipeline {k}: {last[-1] if last else 'no summary (see ' + out.name + ')'}")
         if p.returncode != 0:
             bad.append(f"pipeline {k}: exit {p.returncode}; see {out.name}")
+            with open(out.name) as f:  # the client's own last words, for CI's log
+                tail = [ln for ln in f.read().splitlines() if not ln.startswith("%7|")][-15:]
+            for ln in tail:
+                log(f"  {k}| {ln[:300]}")
     return bad
 
 

@@ -14,6 +14,14 @@
  * fenced producer) destroys both clients and starts again under the same transactional id.
  * It runs until SIGTERM or SIGINT, then prints "committed C aborted A records R incarnations I"
  * on stdout and exits 0 (1 on a setup error).
+ *
+ * Rebalances come through a rebalance callback, so they happen inside rd_kafka_consumer_poll
+ * and nowhere else: a batch whose collection saw one is dropped and the consumer rewound to the
+ * group's committed offsets, and the group metadata sent with the offsets is the one read when
+ * the batch was complete. Without that (librdkafka assigning on its own thread) a batch polled
+ * before a rebalance was committed with the new generation's metadata, and the position the
+ * new assignment fetched — from before that commit — delivered the batch again (a clean-clone
+ * CI run, 3 December 2026: 50 records committed twice).
  */
 #include <librdkafka/rdkafka.h>
 #include <signal.h>
@@ -25,6 +33,7 @@
 #define BATCH_MAX 50
 
 static volatile sig_atomic_t stop;
+static int rebalanced; /* set by on_rebalance, inside rd_kafka_consumer_poll */
 static const char *bootstrap, *src, *dst, *group, *tid;
 static unsigned long committed, aborted, records, incarnations;
 
@@ -42,6 +51,17 @@ static int set(rd_kafka_conf_t *c, const char *k, const char *v)
         return -1;
     }
     return 0;
+}
+
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+    (void)opaque;
+    rd_kafka_resp_err_t e = rd_kafka_assign(
+        rk, err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS ? parts : NULL); /* eager: revoke all */
+    if (e)
+        fprintf(stderr, "rdk_eos %s: assign: %s\n", tid, rd_kafka_err2str(e));
+    rebalanced = 1;
 }
 
 static rd_kafka_t *make(rd_kafka_type_t type)
@@ -62,6 +82,8 @@ static rd_kafka_t *make(rd_kafka_type_t type)
         rd_kafka_conf_destroy(c);
         return NULL;
     }
+    if (type == RD_KAFKA_CONSUMER)
+        rd_kafka_conf_set_rebalance_cb(c, on_rebalance);
     rd_kafka_t *rk = rd_kafka_new(type, c, err, sizeof(err));
     if (!rk)
         fprintf(stderr, "rdk_eos: rd_kafka_new: %s\n", err);
@@ -85,8 +107,10 @@ static void rewind_to_committed(rd_kafka_t *c)
     rd_kafka_topic_partition_list_destroy(parts);
 }
 
-/* One transaction over msgs; 0 committed, 1 aborted (and rewound), -1 fatal. */
-static int transact(rd_kafka_t *p, rd_kafka_t *c, rd_kafka_message_t **msgs, int n)
+/* One transaction over msgs, polled under the group metadata meta; 0 committed, 1 aborted
+ * (and rewound), -1 fatal. */
+static int transact(rd_kafka_t *p, rd_kafka_t *c, rd_kafka_message_t **msgs, int n,
+                    const rd_kafka_consumer_group_metadata_t *meta)
 {
     rd_kafka_error_t *e = rd_kafka_begin_transaction(p);
     rd_kafka_topic_partition_list_t *offs = rd_kafka_topic_partition_list_new(n);
@@ -108,11 +132,8 @@ static int transact(rd_kafka_t *p, rd_kafka_t *c, rd_kafka_message_t **msgs, int
             tp = rd_kafka_topic_partition_list_add(offs, src, m->partition);
         tp->offset = m->offset + 1;
     }
-    if (!e) {
-        rd_kafka_consumer_group_metadata_t *meta = rd_kafka_consumer_group_metadata(c);
+    if (!e)
         e = rd_kafka_send_offsets_to_transaction(p, offs, meta, 30000);
-        rd_kafka_consumer_group_metadata_destroy(meta);
-    }
     rd_kafka_topic_partition_list_destroy(offs);
     for (int attempt = 0; !e; attempt++) {
         e = rd_kafka_commit_transaction(p, 30000);
@@ -170,6 +191,7 @@ static int session(void)
     rc = 0;
     while (!stop && rc == 0) {
         int n = 0;
+        rebalanced = 0;
         rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 500);
         while (m) {
             if (m->err)
@@ -178,8 +200,17 @@ static int session(void)
                 msgs[n++] = m;
             m = n < BATCH_MAX ? rd_kafka_consumer_poll(c, 0) : NULL;
         }
-        if (n)
-            rc = transact(p, c, msgs, n) < 0 ? -1 : 0;
+        if (rebalanced) { /* the batch may straddle an assignment: drop it, start again */
+            for (int i = 0; i < n; i++)
+                rd_kafka_message_destroy(msgs[i]);
+            n = 0;
+            rewind_to_committed(c);
+        }
+        if (n) {
+            rd_kafka_consumer_group_metadata_t *meta = rd_kafka_consumer_group_metadata(c);
+            rc = transact(p, c, msgs, n, meta) < 0 ? -1 : 0;
+            rd_kafka_consumer_group_metadata_destroy(meta);
+        }
         for (int i = 0; i < n; i++)
             rd_kafka_message_destroy(msgs[i]);
         rd_kafka_poll(p, 0);

@@ -232,8 +232,8 @@ struct fetch_build {
     const char *group;
     int16_t group_err; /* KZ2: GROUP_AUTHORIZATION_FAILED for a denied group, else NONE */
     bool require_stable;
-    bool old_version; /* KO12: v0-6, which cannot ask for stable offsets */
-    bool unstable;    /* a partition asked has a transactional commit pending */
+    bool old_version;  /* KO12: v0-6, which cannot ask for stable offsets */
+    bool unstable;     /* a partition asked has a transactional commit pending */
     size_t need_bytes; /* what the build would have needed */
     bool full;
 };
@@ -307,7 +307,7 @@ static void fetch_named(struct fetch_build *b, const struct kmsg_offset_fetch_re
         bool denied = !kafka_authorize_str(b->s, ACL_RESOURCE_TOPIC, tp->name, ACL_OP_DESCRIBE);
         bool named = !denied && kafka_topic_name(tp->name, name);
         bool v0 = b->s->header.api_version == 0; /* KO2: only v0 asks whether it exists */
-        bool known = named && (!v0 || /* handle_cluster.c KCL4 */
+        bool known = named && (!v0 ||            /* handle_cluster.c KCL4 */
                                kafka_topic_partitions(b->s->server, name, &parts) == 0);
         struct kmsg_offset_fetch_partition *ps =
             build_alloc(b, (size_t)tp->partitions_count, sizeof(*ps));

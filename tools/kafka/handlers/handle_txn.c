@@ -83,7 +83,8 @@
  *        end read after the write, the ISR at least min.insync.replicas), as a peer answers
  *        WriteTxnMarkers (handle_txn_markers.c KTM4) and as Kafka appends every marker with
  *        acks=all; otherwise the transaction stays Prepare* and the coordinator's tick writes it
- *        again (a no-op, KTM5) and waits again. Without it a leader that died right after the
+ *        again (a no-op, KTM5) and waits again. A wait is at most 5 s, and after one timed out
+ *        the next second's fail at once (KTC5's rule: the agent thread may be the waiter). Without it a leader that died right after the
  *        write left a new leader without the marker and the coordinator, counting it written,
  *        never sent it again: an open transaction, a pinned LSO, in that partition for good.
  *   KT13 AddOffsetsToTxn in a cluster checks the group's `__consumer_offsets` partition as KT8
@@ -114,7 +115,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TXN_ID_BYTES_MAX 1024 /* the engine's limit on transactional ids and group names */
+#define TXN_ID_BYTES_MAX      1024 /* the engine's limit on transactional ids and group names */
+#define MARKER_ISR_WAIT_MS    5000 /* KT14, as txn_cluster.c's KTC_DECISION_WAIT_MS */
+#define MARKER_ISR_BACKOFF_MS 1000 /* KT14: after a timed-out wait, fail at once this long */
 
 /* ---- errors and names ---- */
 
@@ -296,7 +299,10 @@ static void isr_sync_done(void *ctx, int16_t error)
  * past the log end read after the write, with an ISR of at least min_isr), as a WriteTxnMarkers
  * from another node is answered (handle_txn_markers.c KTM4); else RT_E_TIMED_OUT, which leaves
  * the transaction Prepare* for the coordinator's tick to write the marker (a no-op then, KTM5)
- * and wait again. Blocks the engine's transaction thread, as a marker sent to a peer does. */
+ * and wait again. Blocks the calling engine thread for at most MARKER_ISR_WAIT_MS, as a marker
+ * sent to a peer does; after a wait that timed out, the waits within MARKER_ISR_BACKOFF_MS fail
+ * at once (as KTC5's), so a coordinator rebuild on the agent thread completing many decisions
+ * is not held for each while the ISR change it needs waits for that thread. */
 static int marker_isr_failed(const struct rt_txn_marker *mk, const char *why)
 {
     static _Atomic int64_t last_logged = -1; /* once per producer id and epoch */
@@ -311,11 +317,16 @@ static int marker_isr_failed(const struct rt_txn_marker *mk, const char *why)
     return RT_E_TIMED_OUT;
 }
 
+static _Atomic int64_t marker_isr_timed_out_ms = -1; /* KT14's backoff */
+
 static int marker_isr_wait(struct replica_state *rs, const struct rt_txn_marker *mk,
                            unsigned min_isr)
 {
+    int64_t last = atomic_load(&marker_isr_timed_out_ms);
+    if (last >= 0 && rs_now_ms() - last < MARKER_ISR_BACKOFF_MS)
+        return marker_isr_failed(mk, "a wait timed out a moment ago");
     struct isr_sync y = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    if (rs_wait(rs, mk->topic, (int32_t)mk->partition, -1, rs_now_ms() + KTM_ISR_WAIT_MS,
+    if (rs_wait(rs, mk->topic, (int32_t)mk->partition, -1, rs_now_ms() + MARKER_ISR_WAIT_MS,
                 min_isr, isr_sync_done, &y) != 0)
         return marker_isr_failed(mk, "the replica side is stopping");
     pthread_mutex_lock(&y.mu);
@@ -324,6 +335,8 @@ static int marker_isr_wait(struct replica_state *rs, const struct rt_txn_marker 
     pthread_mutex_unlock(&y.mu);
     if (y.error == KAFKA_NONE)
         return 0;
+    if (y.error == KAFKA_REQUEST_TIMED_OUT)
+        atomic_store(&marker_isr_timed_out_ms, rs_now_ms());
     return marker_isr_failed(mk, kafka_error_name(y.error));
 }
 
