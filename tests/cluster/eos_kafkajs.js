@@ -37,6 +37,19 @@ process.on('SIGTERM', () => {
   if (wake) wake()
 })
 
+// A kafkajs call that may never settle (disconnect waits for its runner; seen stalling a whole
+// long run after a fenced EndTxn: the session never ended, SIGTERM was ignored) gets ms to
+// settle; then the session goes on without it (the abandoned clients are fenced or time out).
+function within(promise, ms) {
+  let timer
+  return Promise.race([
+    promise.catch(() => {}),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms)
+    }),
+  ]).finally(() => clearTimeout(timer))
+}
+
 async function session() {
   const consumer = kafka.consumer({
     groupId: group,
@@ -93,8 +106,10 @@ async function session() {
         } catch (e) {
           failed = e
           try {
-            await txn.abort()
-            n.aborted++
+            await within(
+              txn.abort().then(() => n.aborted++),
+              15000,
+            )
           } catch (_) {}
           if (wake) wake()
           throw e
@@ -105,8 +120,8 @@ async function session() {
   } catch (e) {
     failed = failed || e
   }
-  await consumer.disconnect().catch(() => {})
-  await producer.disconnect().catch(() => {})
+  await within(consumer.disconnect(), 15000)
+  await within(producer.disconnect(), 15000)
   return failed
 }
 
