@@ -108,7 +108,7 @@ fi
 
 if build build/tsan -DCMAKE_BUILD_TYPE=Debug -DRT_TSAN=ON -DRT_BENCH=OFF \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++; then
-    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 RT_TEST_SWEEP_STRIDE=3 run_ctest "tsan" build/tsan -R '^test_(engine|producer|txn|group|torture|model|write_path|named_producer|read_only|limits|kafka_metrics|broker_support|kafka_server|heal|open_segments|mapped_segments|cleaner|cluster_quorum|crash_open_cost)'
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan-uninstrumented.supp RT_TEST_SWEEP_STRIDE=3 run_ctest "tsan" build/tsan -R '^test_(engine|producer|txn|group|torture|model|write_path|named_producer|read_only|limits|kafka_metrics|broker_support|kafka_server|heal|open_segments|mapped_segments|cleaner|cluster_quorum|crash_open_cost)'
 fi
 
 if build build/fuzz -DCMAKE_BUILD_TYPE=Debug -DRT_FUZZ=ON -DRT_BENCH=OFF \
