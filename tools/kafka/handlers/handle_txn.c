@@ -20,7 +20,9 @@
  *        a commit acknowledged is visible to read_committed readers of every partition.
  *   KT3  AddPartitionsToTxn answers every partition it was asked: UNKNOWN_TOPIC_OR_PARTITION for
  *        one that does not exist, OPERATION_NOT_ATTEMPTED (55) for the others of that request
- *        (nothing is added), else the one outcome of the engine call for all.
+ *        (nothing is added), else the one outcome of the engine call for all. When no partition
+ *        is refused but one only waits (KT8's COORDINATOR_LOAD_IN_PROGRESS), the others get that
+ *        retriable code too, not 55 (which librdkafka takes for permanent).
  *   KT4  A request whose strings cannot be names (null, embedded NUL, too long) is answered
  *        with an error code and changes nothing; one whose bytes do not decode closes the
  *        connection (as every other API here).
@@ -589,6 +591,8 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
                                                    q->transactional_id, ACL_OP_WRITE);
     /* KT3: every partition checked first. */
     bool failed = !id_ok || id_denied;
+    bool refused = failed;          /* a failure of the request itself, not a partition's wait */
+    int16_t wait_code = KAFKA_NONE; /* KT3: a partition's retriable answer (KT8) */
     /* txn_cluster.c KTC2: every partition answers it when this node is not the coordinator */
     int16_t coord = failed ? KAFKA_NONE : kafka_txn_coordinator_check(s->server);
     size_t n = 0;
@@ -618,23 +622,30 @@ enum net_verdict kafka_handle_add_partitions_to_txn(struct kafka_slot *s)
                 failed = true;
             } else if (!write) {
                 pe[i].error_code = KAFKA_TOPIC_AUTHORIZATION_FAILED;
-                failed = true;
+                failed = refused = true;
             } else if (!name_ok || (name[0] == '_' && name[1] == '_')) {
                 pe[i].error_code = KAFKA_INVALID_TOPIC_EXCEPTION;
-                failed = true;
+                failed = refused = true;
             } else if (!known || p < 0 || (uint32_t)p >= parts) {
                 pe[i].error_code = KAFKA_UNKNOWN_TOPIC_OR_PARTITION;
-                failed = true;
+                failed = refused = true;
             } else if ((pe[i].error_code = txn_partition_check(s->server, name, p)) !=
                        KAFKA_NONE) { /* KT8 */
                 failed = true;
+                wait_code = pe[i].error_code;
             } else {
                 tp[n++] = (struct rt_topic_partition){.topic = name, .partition = (uint32_t)p};
             }
         }
     }
     if (failed) {
-        partitions_settle(k, !id_ok ? KAFKA_INVALID_REQUEST : KAFKA_OPERATION_NOT_ATTEMPTED);
+        /* KT3: OPERATION_NOT_ATTEMPTED beside a refused partition, as Kafka; beside one that
+         * only waits (KT8: COORDINATOR_LOAD_IN_PROGRESS), that same retriable code, as Kafka
+         * answers a coordinator's error for every partition — librdkafka takes 55 for a
+         * permanent error and fails the transaction (its 0103 on a cluster) */
+        partitions_settle(k, !id_ok                               ? KAFKA_INVALID_REQUEST
+                             : refused || wait_code == KAFKA_NONE ? KAFKA_OPERATION_NOT_ATTEMPTED
+                                                                  : wait_code);
         return answer_partitions(k);
     }
     int rc = rt_txn_add_partitions_async(e, k->id, q->producer_id, q->producer_epoch, tp, n, &k->op,
