@@ -726,3 +726,35 @@ int rs_wait(struct replica_state *rs, const char *topic, int32_t partition, int6
     pthread_mutex_unlock(&rs->mu);
     return 0;
 }
+
+struct wait_sync {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    int16_t error;
+};
+
+static void wait_sync_done(void *ctx, int16_t error)
+{
+    struct wait_sync *y = ctx;
+    pthread_mutex_lock(&y->mu);
+    y->error = error;
+    y->done = true;
+    pthread_cond_signal(&y->cv);
+    pthread_mutex_unlock(&y->mu);
+}
+
+int rs_wait_blocking(struct replica_state *rs, const char *topic, int32_t partition, int64_t need,
+                     int64_t deadline_ms, unsigned min_isr, int16_t *error_out)
+{
+    struct wait_sync y = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    int rc = rs_wait(rs, topic, partition, need, deadline_ms, min_isr, wait_sync_done, &y);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&y.mu); /* RS5: done runs exactly once, at the latest at the deadline */
+    while (!y.done)
+        pthread_cond_wait(&y.cv, &y.mu);
+    pthread_mutex_unlock(&y.mu);
+    *error_out = y.error;
+    return 0;
+}

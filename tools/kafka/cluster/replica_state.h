@@ -149,6 +149,11 @@ int16_t rs_follower_fetch(struct replica_state *rs, const char *topic, int32_t p
 int rs_wait(struct replica_state *rs, const char *topic, int32_t partition, int64_t need,
             int64_t deadline_ms, unsigned min_isr, rs_done_fn done, void *ctx);
 
+/* rs_wait's answer awaited on the calling thread (never a loop thread, nor the replica thread):
+ * 0 and *error_out (NONE, or RS5's refusal: at the latest at deadline_ms), or rs_wait's error. */
+int rs_wait_blocking(struct replica_state *rs, const char *topic, int32_t partition, int64_t need,
+                     int64_t deadline_ms, unsigned min_isr, int16_t *error_out);
+
 /* The current monotonic clock in ms (the one deadlines use). */
 int64_t rs_now_ms(void);
 

@@ -111,7 +111,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,32 +278,6 @@ static int16_t txn_offsets_partition_check(const struct kafka_server *srv, int32
                : led;
 }
 
-/* KT14: the ISR's answer for a marker just written into a partition this node leads. */
-struct isr_sync {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool done;
-    int16_t error;
-};
-
-static void isr_sync_done(void *ctx, int16_t error)
-{
-    struct isr_sync *y = ctx;
-    pthread_mutex_lock(&y->mu);
-    y->error = error;
-    y->done = true;
-    pthread_cond_signal(&y->cv);
-    pthread_mutex_unlock(&y->mu);
-}
-
-/* KT14: 0 once the marker written into the local partition is on its ISR (the high watermark
- * past the log end read after the write, with an ISR of at least min_isr), as a WriteTxnMarkers
- * from another node is answered (handle_txn_markers.c KTM4); else RT_E_TIMED_OUT, which leaves
- * the transaction Prepare* for the coordinator's tick to write the marker (a no-op then, KTM5)
- * and wait again. Blocks the calling engine thread for at most MARKER_ISR_WAIT_MS, as a marker
- * sent to a peer does; after a wait that timed out, the waits within MARKER_ISR_BACKOFF_MS fail
- * at once (as KTC5's), so a coordinator rebuild on the agent thread completing many decisions
- * is not held for each while the ISR change it needs waits for that thread. */
 static int marker_isr_failed(const struct rt_txn_marker *mk, const char *why)
 {
     static _Atomic int64_t last_logged = -1; /* once per producer id and epoch */
@@ -327,19 +300,15 @@ static int marker_isr_wait(struct replica_state *rs, const struct rt_txn_marker 
     int64_t last = atomic_load(&marker_isr_timed_out_ms);
     if (last >= 0 && rs_now_ms() - last < MARKER_ISR_BACKOFF_MS)
         return marker_isr_failed(mk, "a wait timed out a moment ago");
-    struct isr_sync y = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    if (rs_wait(rs, mk->topic, (int32_t)mk->partition, -1, rs_now_ms() + MARKER_ISR_WAIT_MS,
-                min_isr, isr_sync_done, &y) != 0)
+    int16_t error = KAFKA_NONE;
+    if (rs_wait_blocking(rs, mk->topic, (int32_t)mk->partition, -1,
+                         rs_now_ms() + MARKER_ISR_WAIT_MS, min_isr, &error) != 0)
         return marker_isr_failed(mk, "the replica side is stopping");
-    pthread_mutex_lock(&y.mu);
-    while (!y.done)
-        pthread_cond_wait(&y.cv, &y.mu);
-    pthread_mutex_unlock(&y.mu);
-    if (y.error == KAFKA_NONE)
+    if (error == KAFKA_NONE)
         return 0;
-    if (y.error == KAFKA_REQUEST_TIMED_OUT)
+    if (error == KAFKA_REQUEST_TIMED_OUT)
         atomic_store(&marker_isr_timed_out_ms, rs_now_ms());
-    return marker_isr_failed(mk, kafka_error_name(y.error));
+    return marker_isr_failed(mk, kafka_error_name(error));
 }
 
 int kafka_txn_marker_writer(void *ctx, const struct rt_txn_marker *mk)

@@ -220,23 +220,6 @@ int kafka_txn_answer_wait(struct kafka_server *srv, void (*done)(void *ctx, int1
 
 /* ---- KTC5: a marker waits for its decision on the ISR (MW2) ---- */
 
-struct decision_wait {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool done;
-    int16_t error;
-};
-
-static void decision_done(void *ctx, int16_t error)
-{
-    struct decision_wait *d = ctx;
-    pthread_mutex_lock(&d->mu);
-    d->error = error;
-    d->done = true;
-    pthread_cond_signal(&d->cv);
-    pthread_mutex_unlock(&d->mu);
-}
-
 static _Atomic int64_t decision_timed_out_ms = -1; /* KTC5's backoff */
 
 int kafka_txn_decision_replicated(struct metadata_node *mn)
@@ -247,24 +230,18 @@ int kafka_txn_decision_replicated(struct metadata_node *mn)
     int64_t last = atomic_load(&decision_timed_out_ms);
     if (last >= 0 && rs_now_ms() - last < KTC_DECISION_BACKOFF_MS)
         return RT_E_NOT_COORDINATOR;
-    struct decision_wait d = {.done = false, .error = KAFKA_NONE};
-    pthread_mutex_init(&d.mu, NULL);
-    pthread_cond_init(&d.cv, NULL);
-    int rc = wait_isr(rs, KTC_DECISION_WAIT_MS, decision_done, &d);
-    if (rc == 0) { /* RS5: done runs exactly once, at the latest at the deadline */
-        pthread_mutex_lock(&d.mu);
-        while (!d.done)
-            pthread_cond_wait(&d.cv, &d.mu);
-        pthread_mutex_unlock(&d.mu);
-    }
-    pthread_cond_destroy(&d.cv);
-    pthread_mutex_destroy(&d.mu);
+    unsigned min_isr = 1;
+    int16_t error = KAFKA_NONE;
+    int rc = rs_check(rs, TXN_STATE_TOPIC, 0, -1, NULL, &min_isr) != KAFKA_NONE
+                 ? -ENOENT /* not the ready leader (any more) */
+                 : rs_wait_blocking(rs, TXN_STATE_TOPIC, 0, -1, rs_now_ms() + KTC_DECISION_WAIT_MS,
+                                    min_isr, &error);
     static _Atomic int last_logged = -1;
-    if (rc == 0 && d.error == KAFKA_NONE) {
+    if (rc == 0 && error == KAFKA_NONE) {
         atomic_store(&last_logged, -1);
         return 0;
     }
-    int16_t why = rc == 0 ? d.error : KAFKA_NOT_LEADER_OR_FOLLOWER;
+    int16_t why = rc == 0 ? error : KAFKA_NOT_LEADER_OR_FOLLOWER;
     if (why != KAFKA_NOT_LEADER_OR_FOLLOWER)
         atomic_store(&decision_timed_out_ms, rs_now_ms());
     if (atomic_exchange(&last_logged, (int)why) != why)
